@@ -1,0 +1,258 @@
+"""The one mapping between river's feature dicts and dense numpy vectors.
+
+Every estimator of this package goes through :class:`FeatureIndex`: it validates values
+(non-finite or non-numeric values raise an error naming the feature), treats ``None`` in a dict
+and ``NaN`` in a DataFrame as *missing* (that is, zero, the value the statistics already assume
+for an absent feature), and gives every feature a stable dense column.
+
+New features never change the index by themselves: :meth:`FeatureIndex.encode_one` and
+:meth:`FeatureIndex.encode_many` only *report* the new features (with the columns they would
+get), so that an estimator can validate a whole call first and commit with :meth:`FeatureIndex.add`
+only once nothing can fail any more. This is how a bad call leaves a model exactly as it was.
+
+New features of one call are ordered by a deterministic sort of their names, so the column a
+feature gets does not depend on the order of the keys of ``x``.
+
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import typing
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["FeatureIndex", "check_value", "validate_one", "validate_frame", "sort_features"]
+
+_FAST_TYPES = frozenset((float, int))
+
+
+def sort_features(features: typing.Iterable[typing.Hashable]) -> list:
+    """Sort feature names deterministically, even when they are of mixed types."""
+    features = list(features)
+    try:
+        return sorted(features)
+    except TypeError:
+        return sorted(features, key=lambda name: (type(name).__name__, repr(name)))
+
+
+def check_value(name: typing.Hashable, value: typing.Any) -> float | None:
+    """Return ``value`` as a finite float, ``None`` for a missing value, or raise naming ``name``.
+
+    Booleans count as 0/1. Strings, containers and other non-numbers raise ``TypeError``; NaN,
+    infinities and numbers too large for a float raise ``ValueError``.
+
+    """
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
+        raise TypeError(
+            f"feature {name!r} has a non-numeric value {value!r} of type {type(value).__name__}"
+        )
+    try:
+        number = float(value)
+    except (OverflowError, TypeError, ValueError) as error:
+        raise ValueError(f"feature {name!r} has a value {value!r} that is not a float") from error
+    if not math.isfinite(number):
+        raise ValueError(f"feature {name!r} has a non-finite value {value!r}")
+    return number
+
+
+def validate_one(x: dict) -> dict:
+    """Validate a feature dict and return ``{feature: number}`` without the missing (None) values.
+
+    A dict that is already clean (only finite ints and floats) is returned as it is, not copied:
+    callers only read it.
+
+    """
+    if not isinstance(x, dict):
+        raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+    values = x.values()
+    if _FAST_TYPES.issuperset(map(type, values)):
+        try:
+            if math.isfinite(sum(values)):
+                return x
+        except OverflowError:
+            pass
+    clean = {}
+    for name, value in x.items():
+        number = check_value(name, value)
+        if number is not None:
+            clean[name] = number
+    return clean
+
+
+def validate_frame(X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a DataFrame: its values as a float matrix (NaN, missing, as 0) and a mask of the
+    columns that hold at least one observed (non-missing) value."""
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(f"X must be a pandas DataFrame, got {type(X).__name__}")
+    if X.columns.has_duplicates:
+        duplicated = X.columns[X.columns.duplicated()].tolist()
+        raise ValueError(f"X has duplicated columns: {duplicated}")
+    matrix = np.empty(X.shape, dtype=float)
+    for j, name in enumerate(X.columns):
+        column = X.iloc[:, j]
+        if pd.api.types.is_bool_dtype(column.dtype) or pd.api.types.is_numeric_dtype(column.dtype):
+            try:
+                values = column.to_numpy(dtype=float, na_value=np.nan)
+            except (TypeError, ValueError):
+                values = _object_column(name, column)
+        else:
+            values = _object_column(name, column)
+        bad = np.isinf(values)
+        if bad.any():
+            row = X.index[int(np.argmax(bad))]
+            raise ValueError(f"feature {name!r} has a non-finite value at row {row!r}")
+        matrix[:, j] = values
+    observed = ~np.isnan(matrix).all(axis=0)
+    np.nan_to_num(matrix, copy=False, nan=0.0)
+    return matrix, observed
+
+
+def _object_column(name: typing.Hashable, column: pd.Series) -> np.ndarray:
+    values = np.empty(len(column), dtype=float)
+    for i, (row, value) in enumerate(column.items()):
+        if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+            values[i] = np.nan
+            continue
+        try:
+            number = check_value(name, value)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{error} at row {row!r}") from error
+        values[i] = number
+    return values
+
+
+class FeatureIndex:
+    """Feature name -> dense column, the shared dict <-> numpy mapping.
+
+    Parameters
+    ----------
+    offset
+        Columns reserved before the first feature (for instance 1 for an intercept column).
+    fill
+        Value of the reserved columns in the dense vectors and matrices (1.0 for a constant).
+
+    Notes
+    -----
+    :meth:`dense_one` remembers the last sample it encoded (its keys, values and vector), since
+    river's prequential loop encodes every sample twice (``predict_one`` then ``learn_one``). The
+    vectors it returns are read-only for that reason. The cache is not pickled.
+
+    """
+
+    def __init__(self, offset: int = 0, fill: float = 0.0):
+        self.offset = offset
+        self.fill = fill
+        self.position: dict[typing.Hashable, int] = {}
+        self.features: list[typing.Hashable] = []
+        self._cache: tuple | None = None
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_cache"] = None
+        return state
+
+    def __len__(self) -> int:
+        return len(self.features)
+
+    def __contains__(self, feature) -> bool:
+        return feature in self.position
+
+    @property
+    def size(self) -> int:
+        """Number of dense columns, the reserved ones included."""
+        return self.offset + len(self.features)
+
+    def add(self, features: typing.Iterable[typing.Hashable]) -> None:
+        """Append new features, in the given order, after the existing ones."""
+        for feature in features:
+            if feature not in self.position:
+                self.position[feature] = self.offset + len(self.features)
+                self.features.append(feature)
+
+    def encode_one(self, x: dict, grow: bool = True) -> tuple[list[int], np.ndarray, list]:
+        """Validate ``x`` and return its columns, values and the new features.
+
+        With ``grow=True`` new features get the columns ``size, size + 1, ...`` in the order of
+        the returned list (which the caller passes to :meth:`add` once it commits); with
+        ``grow=False`` unknown features are validated and dropped.
+
+        """
+        clean = validate_one(x)
+        position = self.position
+        try:
+            columns = [position[name] for name in clean]
+            return columns, np.fromiter(clean.values(), dtype=float, count=len(clean)), []
+        except KeyError:
+            pass
+        new = sort_features(name for name in clean if name not in position)
+        if grow:
+            provisional = {name: self.size + i for i, name in enumerate(new)}
+        else:
+            provisional, new = {}, []
+        columns, values = [], []
+        for name, value in clean.items():
+            column = position.get(name, provisional.get(name))
+            if column is not None:
+                columns.append(column)
+                values.append(value)
+        return columns, np.asarray(values, dtype=float), new
+
+    def dense_one(self, x: dict, grow: bool = True) -> tuple[np.ndarray, list]:
+        """``x`` as a read-only dense vector of ``size + len(new)`` entries, and new features.
+
+        The reserved columns hold ``fill``; with ``grow=False`` unknown features are dropped.
+
+        """
+        cache = self._cache
+        if cache is not None:
+            keys, values, size, vector = cache
+            if size == self.size and tuple(x.values()) == values and tuple(x) == keys:
+                return vector, []
+        columns, numbers, new = self.encode_one(x, grow=grow)
+        vector = np.zeros(self.size + len(new))
+        vector[: self.offset] = self.fill
+        vector[columns] = numbers
+        vector.flags.writeable = False
+        if not new and len(columns) == len(x):  # every feature known: safe to reuse
+            self._cache = (tuple(x), tuple(x.values()), self.size, vector)
+        return vector, new
+
+    def encode_many(self, X: pd.DataFrame, grow: bool = True) -> tuple[np.ndarray, list]:
+        """Validate a DataFrame and return it as a dense matrix in index order, and new features.
+
+        The matrix has ``size + len(new)`` columns (reserved ones zero). NaN cells are missing
+        (zero); a column that is entirely missing does not create a feature.
+
+        """
+        values, observed = validate_frame(X)
+        names = list(X.columns)
+        position = self.position
+        unknown = [j for j, name in enumerate(names) if name not in position]
+        if grow:
+            new = sort_features(names[j] for j in unknown if observed[j])
+        else:
+            new = []
+        provisional = {name: self.size + i for i, name in enumerate(new)}
+        keep_columns, targets = [], []
+        for j, name in enumerate(names):
+            column = position.get(name, provisional.get(name))
+            if column is not None:
+                keep_columns.append(j)
+                targets.append(column)
+        matrix = np.zeros((len(X), self.size + len(new)))
+        matrix[:, : self.offset] = self.fill
+        if keep_columns:
+            matrix[:, targets] = values[:, keep_columns]
+        return matrix, new
+
+    def to_dict(self, vector: np.ndarray) -> dict:
+        """Map a dense vector of ``size`` entries back to ``{feature: float}``."""
+        return {
+            feature: float(value)
+            for feature, value in zip(self.features, vector[self.offset : self.size])
+        }

@@ -1,0 +1,142 @@
+"""The NR-RLS paper's Algorithm 1: a recursive inverse per one-vs-rest system.
+
+Kept for reproducing the paper (``NRRLS(solver="woodbury")``); the default solver solves the
+normal equations from the sufficient statistics instead (algorithms.md 2.4), which is cheaper
+per sample and numerically sound.
+
+For every one-vs-rest system ``k`` the recursion keeps ``R_k^{-1} = M_k^{-1}``. When a sample of
+class ``c`` arrives, each system's positive side (``k == c``) or rest side (``k != c``) changes
+from ``(A_old, n_old)`` to ``(lambda-decayed A_old + x x^T, n_new)``. The paper's two steps
+(algorithms.md 2.1, with its printing errors fixed) then give the new inverse:
+
+    step 4 (downdate):  G^{-1} = R^{-1} - R^{-1} (I + D R^{-1})^{-1} D R^{-1},
+                        D = A_decayed / n_new - A_old / n_old  (= -beta S_old when lambda = 1)
+    step 5 (rank one):  R^{-1} = G^{-1} - beta G^{-1} x x^T G^{-1} / (1 + beta x^T G^{-1} x),
+                        beta = 1 / n_new
+
+The class means ``S = A / n`` of the paper are read from the shared statistics rather than kept
+as a second copy; the targets' right-hand side ``z = z^- + z^+`` is formed before ``w = R^{-1} z``
+(the printed pseudo-code lists them the other way round). The 0/0 of an empty class is 0.
+
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._stats import ClassStatistics, symmetrize_upper
+
+__all__ = ["RecursiveInverse"]
+
+
+class RecursiveInverse:
+    """``R_k^{-1}`` of every one-vs-rest system, updated by the paper's recursion.
+
+    Parameters
+    ----------
+    b
+        Ridge constant (must be positive: ``R_0^{-1} = I / b``).
+    reweight
+        Class weights 1/n (True) or 1 (False, plain RLS).
+    first
+        First column of the statistics that the systems use (1 skips the constant column when
+        there is no intercept).
+
+    """
+
+    def __init__(self, b: float, reweight: bool, first: int):
+        self.b = b
+        self.reweight = reweight
+        self.first = first
+        self.inverses: list[np.ndarray] = []  # one per system; a single one when systems share M
+
+    def grow(self, dim: int) -> None:
+        """New feature columns: M gains b on the diagonal, so R^{-1} gains 1/b (exact)."""
+        dim -= self.first
+        for k, inverse in enumerate(self.inverses):
+            old = len(inverse)
+            if dim > old:
+                grown = np.zeros((dim, dim))
+                grown[:old, :old] = inverse
+                grown.flat[old * (dim + 1) :: dim + 1] = 1.0 / self.b  # R_0^{-1} = I / b
+                self.inverses[k] = grown
+
+    def sync_systems(self, stats: ClassStatistics) -> None:
+        """Create the systems of classes that were just added to ``stats`` (before they learn)."""
+        if not self.inverses:
+            self.inverses.append(np.eye(stats.dim - self.first) / self.b)  # R_0^{-1} = I / b
+        if stats.systems_share_matrix(self.reweight):
+            return
+        if len(self.inverses) == 1:
+            # Until now two classes shared one matrix: class 1's system starts as class 0's.
+            self.inverses.append(self.inverses[0].copy())
+        for k in range(len(self.inverses), stats.n_classes):
+            matrix = stats.assemble(k, self.reweight, self.b, self.first)
+            self.inverses.append(np.linalg.inv(symmetrize_upper(matrix)))
+
+    def learn(self, stats: ClassStatistics, c: int, vector: np.ndarray) -> None:
+        """Update every system for one sample of class slot ``c``; call before ``stats`` learns."""
+        first, lam = self.first, stats.forgetting
+        x = vector[first:]
+        counts = stats.counts
+        class_scatter = self._block(stats.data[:, :, c])  # A^c_{t-1}
+        shared = stats.systems_share_matrix(self.reweight)
+        for k, inverse in enumerate(self.inverses):
+            if shared or k == c:
+                # The side that changes is class c itself: (A^c, n^c) -> (lambda A^c + x x^T, ..).
+                n_old = counts[c]
+                a_old = class_scatter
+                a_decayed = lam * a_old
+                n_new = lam * n_old + 1.0
+            else:
+                # The rest side of class k's system: class c inside it decays, then gains x.
+                others = np.arange(stats.n_classes) != k
+                n_old = counts[others].sum()
+                a_old = self._block(stats.data[:, :, others].sum(axis=2))
+                a_decayed = a_old - (1.0 - lam) * class_scatter
+                n_new = n_old - (1.0 - lam) * counts[c] + 1.0
+            weight_old = self._weight(n_old)
+            weight_new = self._weight(n_new)  # beta_t = 1 / n_t (1 without reweighting)
+            # D = A_decayed / n_new - A_old / n_old  (= -beta_t S_{t-1} when lambda = 1)
+            downdate = weight_new * a_decayed - weight_old * a_old
+            if np.any(downdate):
+                inverse = _woodbury_step(inverse, downdate)  # step 4: G_t^{-1}
+            self.inverses[k] = _sherman_morrison(inverse, x, weight_new)  # step 5: R_t^{-1}
+
+    def _block(self, scatter: np.ndarray) -> np.ndarray:
+        return symmetrize_upper(scatter)[self.first :, self.first :]
+
+    def _weight(self, count: float) -> float:
+        if not self.reweight:
+            return 1.0 if count > 0 else 0.0
+        return 1.0 / count if count > 0 else 0.0
+
+    def solve(self, stats: ClassStatistics, tau: float, eta: float) -> np.ndarray:
+        """w_k = R_k^{-1} z_k for every class (z formed first, then the product)."""
+        solution = np.zeros((stats.n_classes, stats.dim))
+        if stats.n_classes == 0:
+            return solution
+        rhs = stats.right_hand_sides(self.reweight, tau, eta, self.first)  # z = z^- + z^+
+        if len(self.inverses) == 1:
+            solution[:, self.first :] = rhs @ self.inverses[0]  # R^{-1} symmetric
+        else:
+            for k, (inverse, r) in enumerate(zip(self.inverses, rhs)):
+                solution[k, self.first :] = inverse @ r
+        return solution
+
+
+def _woodbury_step(inverse: np.ndarray, downdate: np.ndarray) -> np.ndarray:
+    """(R + D)^{-1} = R^{-1} - R^{-1} (I + D R^{-1})^{-1} D R^{-1} (Woodbury, A = R, C = D)."""
+    product = downdate @ inverse  # D R^{-1}
+    correction = np.linalg.solve(np.eye(len(inverse)) + product, product)
+    updated = inverse - inverse @ correction
+    return (updated + updated.T) / 2.0
+
+
+def _sherman_morrison(inverse: np.ndarray, x: np.ndarray, beta: float) -> np.ndarray:
+    """(G + beta x x^T)^{-1} = G^{-1} - beta G^{-1} x x^T G^{-1} / (1 + beta x^T G^{-1} x)."""
+    if beta == 0.0:
+        return inverse
+    gx = inverse @ x  # G^{-1} x
+    updated = inverse - np.outer(gx, gx) * (beta / (1.0 + beta * (x @ gx)))
+    return (updated + updated.T) / 2.0

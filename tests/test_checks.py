@@ -1,0 +1,41 @@
+"""river's own conformance suite on every public estimator, one pytest case per check.
+
+Estimators are discovered from ``river_nrrls.__all__``: any public river estimator is checked
+for every one of its ``_unit_test_params`` sets, the way river's ``test_estimators.py`` does.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from river import base, checks
+
+import river_nrrls
+
+
+def _public_estimators():
+    for name in river_nrrls.__all__:
+        obj = getattr(river_nrrls, name)
+        if inspect.isclass(obj) and issubclass(obj, base.Estimator):
+            yield obj
+
+
+def _cases():
+    for klass in _public_estimators():
+        for i, params in enumerate(klass._unit_test_params()):
+            model = klass(**params)
+            for check in checks.yield_checks(model):
+                if check.__name__ in model._unit_test_skips():
+                    continue
+                yield pytest.param(model, check, id=f"{klass.__name__}[{i}]-{check.__name__}")
+
+
+@pytest.mark.parametrize(("estimator", "check"), list(_cases()))
+def test_river_check(estimator, check):
+    check(estimator.clone())
+
+
+def test_every_public_estimator_is_checked():
+    names = {klass.__name__ for klass in _public_estimators()}
+    assert "NRRLS" in names
