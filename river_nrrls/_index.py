@@ -60,6 +60,14 @@ def check_value(name: typing.Hashable, value: typing.Any) -> float | None:
     return number
 
 
+def _finite_sum(values: typing.Iterable) -> bool:
+    """True when the (int/float) values sum to a finite number: none is NaN or infinite."""
+    try:
+        return math.isfinite(sum(values))
+    except OverflowError:
+        return False
+
+
 def validate_one(x: dict) -> dict:
     """Validate a feature dict and return ``{feature: number}`` without the missing (None) values.
 
@@ -70,12 +78,8 @@ def validate_one(x: dict) -> dict:
     if not isinstance(x, dict):
         raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
     values = x.values()
-    if _FAST_TYPES.issuperset(map(type, values)):
-        try:
-            if math.isfinite(sum(values)):
-                return x
-        except OverflowError:
-            pass
+    if _FAST_TYPES.issuperset(map(type, values)) and _finite_sum(values):
+        return x
     clean = {}
     for name, value in x.items():
         number = check_value(name, value)
@@ -92,6 +96,20 @@ def validate_frame(X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     if X.columns.has_duplicates:
         duplicated = X.columns[X.columns.duplicated()].tolist()
         raise ValueError(f"X has duplicated columns: {duplicated}")
+    dtypes = X.dtypes
+    if all(pd.api.types.is_numeric_dtype(dtype) for dtype in dtypes):
+        # Fast path: one conversion of the whole frame (bools count as 0/1, NA as NaN).
+        try:
+            matrix = X.to_numpy(dtype=float, na_value=np.nan, copy=True)
+        except (TypeError, ValueError):
+            pass
+        else:
+            if np.isfinite(matrix).all():
+                return matrix, np.ones(matrix.shape[1], dtype=bool)
+            if not np.isinf(matrix).any():
+                missing = np.isnan(matrix)
+                matrix[missing] = 0.0
+                return matrix, ~missing.all(axis=0)
     matrix = np.empty(X.shape, dtype=float)
     for j, name in enumerate(X.columns):
         column = X.iloc[:, j]
@@ -208,18 +226,27 @@ class FeatureIndex:
         The reserved columns hold ``fill``; with ``grow=False`` unknown features are dropped.
 
         """
+        keys = tuple(x)
+        values = tuple(x.values())
         cache = self._cache
-        if cache is not None:
-            keys, values, size, vector = cache
-            if size == self.size and tuple(x.values()) == values and tuple(x) == keys:
+        if cache is not None and cache[0] == keys and cache[2] == self.size:
+            # Same features as last time: same columns; same values too: same vector.
+            if cache[1] == values:
+                return cache[3], []
+            if _FAST_TYPES.issuperset(map(type, values)) and _finite_sum(values):
+                vector = np.zeros(self.size)
+                vector[: self.offset] = self.fill
+                vector[cache[4]] = values
+                vector.flags.writeable = False
+                self._cache = (keys, values, self.size, vector, cache[4])
                 return vector, []
         columns, numbers, new = self.encode_one(x, grow=grow)
         vector = np.zeros(self.size + len(new))
         vector[: self.offset] = self.fill
         vector[columns] = numbers
         vector.flags.writeable = False
-        if not new and len(columns) == len(x):  # every feature known: safe to reuse
-            self._cache = (tuple(x), tuple(x.values()), self.size, vector)
+        if not new and len(columns) == len(x):  # every feature known and present: reusable
+            self._cache = (keys, values, self.size, vector, np.asarray(columns, dtype=np.intp))
         return vector, new
 
     def encode_many(self, X: pd.DataFrame, grow: bool = True) -> tuple[np.ndarray, list]:

@@ -141,6 +141,22 @@ class ClassStatistics:
         scatter *= self.forgetting**n_rows
         scatter += matrix.T @ (matrix * decay[:, None])
 
+    def merge(self, other: ClassStatistics, columns: np.ndarray) -> None:
+        """Add ``other``'s statistics in place; ``columns[j]`` is where other's column j goes.
+
+        Statistics are additive (n^c, s^c and A^c of a union of samples are the sums), so this
+        is exact. Classes of ``other`` that are new here are appended in ``other``'s order.
+
+        """
+        for label in other.labels:
+            if label not in self.slot:
+                self.add_class(label)
+        block_index = np.ix_(columns, columns)
+        for source, label in enumerate(other.labels):
+            # other's upper triangle may land below the diagonal here: add the full symmetric.
+            target = self.data[:, :, self.slot[label]]
+            target[block_index] += symmetrize_upper(other.data[:, :, source])
+
     # ----------------------------------------------------------------- solving
 
     def class_weights(self, reweight: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -226,7 +242,7 @@ class ClassStatistics:
             return np.zeros((n_classes, self.dim))
         matrix_mix, rhs_mix = self._mixing(reweight, tau, eta)
         sums = self.data[0, first:, :]  # s^c, one column per class (n^c first when first == 0)
-        rhs = (rhs_mix @ sums.T).T  # r_k = sum_j rhs_mix[k, j] s^j, one column per class
+        rhs = sums @ rhs_mix.T  # r_k = sum_j rhs_mix[k, j] s^j, one column per class
         if self.systems_share_matrix(reweight):
             # Two classes (or no reweighting): one matrix, one factorisation, every class's r.
             matrix = self._matrix(matrix_mix[0], b, first)

@@ -74,6 +74,16 @@ class RecursiveInverse:
             matrix = stats.assemble(k, self.reweight, self.b, self.first)
             self.inverses.append(np.linalg.inv(symmetrize_upper(matrix)))
 
+    def rebuild(self, stats: ClassStatistics) -> None:
+        """Recompute every R_k^{-1} from the statistics (after a merge: inverses do not add)."""
+        self.inverses = []
+        if stats.n_classes == 0:
+            return
+        n_systems = 1 if stats.systems_share_matrix(self.reweight) else stats.n_classes
+        for k in range(n_systems):
+            matrix = stats.assemble(k, self.reweight, self.b, self.first)
+            self.inverses.append(np.linalg.inv(symmetrize_upper(matrix)))
+
     def learn(self, stats: ClassStatistics, c: int, vector: np.ndarray) -> None:
         """Update every system for one sample of class slot ``c``; call before ``stats`` learns."""
         first, lam = self.first, stats.forgetting

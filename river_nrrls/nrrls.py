@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import typing
@@ -30,8 +31,19 @@ def _as_label(label: typing.Hashable) -> typing.Hashable:
     return label
 
 
-def _check_real(name: str, value, low: float | None = None, high: float | None = None,
-                low_open: bool = False) -> float:
+def _factorize_labels(y) -> tuple[np.ndarray, list]:
+    """Codes of ``y`` and its distinct labels in order of first appearance (Python scalars)."""
+    labels = y if isinstance(y, pd.Series) and y.dtype == bool else pd.Series(y, dtype=object)
+    try:
+        codes, uniques = pd.factorize(labels, use_na_sentinel=False)
+    except TypeError as error:
+        raise TypeError(f"labels must be hashable: {error}") from error
+    return codes, [_as_label(label) for label in uniques]
+
+
+def _check_real(
+    name: str, value, low: float | None = None, high: float | None = None, low_open: bool = False
+) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     value = float(value)
@@ -230,7 +242,6 @@ class NRRLS(base.MiniBatchClassifier):
                 )
         return self._solution
 
-
     # ---------------------------------------------------------------- learning
 
     def learn_one(self, x: dict, y: typing.Hashable) -> None:
@@ -243,36 +254,96 @@ class NRRLS(base.MiniBatchClassifier):
     def learn_many(self, X: pd.DataFrame, y: pd.Series) -> None:
         if len(X) != len(y):
             raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
-        labels = [_as_label(label) for label in y]
+        codes, uniques = _factorize_labels(y)
         matrix, new = self._index.encode_many(X, grow=True)
         self._grow(new)
-        if len(labels) == 0:
+        if len(codes) == 0:
             return
         if self._recursion is not None:
             # The recursion is sequential by nature: exactly the learn_one loop.
-            for label, row in zip(labels, matrix):
-                self._learn_dense(self._slot(label), row)
+            for code, row in zip(codes, matrix):
+                self._learn_dense(self._slot(uniques[code]), row)
         else:
-            slots = np.fromiter(map(self._slot, labels), dtype=int, count=len(labels))
-            for slot in np.unique(slots):
-                self._stats.update_many(int(slot), matrix[slots == slot])
+            # Labels in order of first appearance, as the learn_one loop would register them.
+            for code, label in enumerate(uniques):
+                self._stats.update_many(self._slot(label), matrix[codes == code])
         self._solution = None
+
+    def reset(self) -> NRRLS:
+        """Forget every sample and every class, in place, and return the model.
+
+        The whole state of NR-RLS is its per-class statistics, so this is an exact restart (as a
+        fresh model would be) for recovering after a concept drift. It keeps the feature index:
+        the columns of the features seen so far, so that ``weights`` keeps listing them (with
+        weight 0 until they are seen again) and no growth is needed when they come back.
+
+        """
+        self._stats = ClassStatistics(dim=self._index.size, forgetting=self._forgetting)
+        if self._recursion is not None:
+            self._recursion.inverses = []
+        self._solution = None
+        return self
+
+    # ------------------------------------------------------------------ merging
+
+    def _check_mergeable(self, other: NRRLS) -> None:
+        if not isinstance(other, NRRLS):
+            raise TypeError(f"can only merge an NRRLS with an NRRLS, not {type(other).__name__}")
+        for name in ("b", "reweight", "tau", "eta", "intercept", "forgetting", "solver"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                raise ValueError(
+                    f"cannot merge models with different {name}: {mine!r} != {theirs!r}"
+                )
+        if self._forgetting != 1.0:
+            raise ValueError(
+                "cannot merge models with forgetting < 1: their decays would have to follow one "
+                "global arrival order"
+            )
+
+    def __iadd__(self, other: NRRLS) -> NRRLS:
+        """Add the samples ``other`` has learnt, in place: exact, the statistics are additive."""
+        self._check_mergeable(other)
+        self._grow([f for f in other._index.features if f not in self._index])
+        position = self._index.position
+        columns = np.array([0] + [position[f] for f in other._index.features], dtype=np.intp)
+        self._stats.merge(other._stats, columns)
+        if self._recursion is not None:
+            self._recursion.rebuild(self._stats)
+        self._solution = None
+        return self
+
+    def __add__(self, other: NRRLS) -> NRRLS:
+        """A new model equal to one trained on both streams; ``self`` and ``other`` unchanged.
+
+        Features and classes are the union (``self``'s first). Incompatible parameters, or
+        forgetting < 1, raise ``ValueError``.
+
+        """
+        self._check_mergeable(other)
+        merged = copy.deepcopy(self)
+        merged += other
+        return merged
 
     # --------------------------------------------------------------- inference
 
-    def decision_one(self, x: dict) -> dict[typing.Hashable, float]:
-        """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class."""
+    def _outputs(self, x: dict) -> list[float]:
+        """w_k . x of every seen class, in the order of ``self._stats.labels``."""
         vector, _ = self._index.dense_one(x, grow=False)
         if not self._stats.labels:
-            return {}
-        outputs = self._weight_matrix() @ vector
-        return dict(zip(self._stats.labels, outputs.tolist()))
+            return []
+        return (self._weight_matrix() @ vector).tolist()
+
+    def decision_one(self, x: dict) -> dict[typing.Hashable, float]:
+        """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class."""
+        return dict(zip(self._stats.labels, self._outputs(x)))
 
     def predict_one(self, x: dict) -> typing.Hashable | None:
-        decision = self.decision_one(x)
-        if not decision:
+        outputs = self._outputs(x)
+        if not outputs:
             return None
-        return max(decision, key=decision.__getitem__)
+        # The largest output; ties go to the class seen first (as max over decision_one).
+        return self._stats.labels[max(range(len(outputs)), key=outputs.__getitem__)]
 
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
         decision = self.decision_one(x)
@@ -320,9 +391,7 @@ class NRRLS(base.MiniBatchClassifier):
         if not self._stats.labels:
             return {}
         solution = self._weight_matrix()
-        return {
-            label: self._index.to_dict(row) for label, row in zip(self._stats.labels, solution)
-        }
+        return {label: self._index.to_dict(row) for label, row in zip(self._stats.labels, solution)}
 
     @property
     def intercepts(self) -> dict[typing.Hashable, float]:
