@@ -1,0 +1,540 @@
+"""Tests of :mod:`river_nrrls.cli`: the ``river-nrrls`` command."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import io
+import itertools
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from river import evaluate, linear_model, metrics, preprocessing
+
+from river_nrrls import NRRLS, cli, datasets
+
+LIMIT = 200
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _csv_table(out: str) -> dict[str, dict[str, str]]:
+    """``{model: {column: cell}}`` of a ``--format csv`` output."""
+    return {row["model"]: row for row in csv.DictReader(io.StringIO(out))}
+
+
+def _pima(limit: int) -> list:
+    return list(itertools.islice(datasets.Pima(), limit))
+
+
+def _write_csv(path, header, rows, blank_lines_before=()) -> str:
+    lines = [",".join(header)]
+    for i, row in enumerate(rows, start=1):
+        if i in blank_lines_before:
+            lines.append("")
+        lines.append(",".join(map(str, row)))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _pima_csv(path, limit: int, label=str) -> str:
+    """The first ``limit`` Pima samples as a CSV file (floats written exactly, by repr)."""
+    samples = _pima(limit)
+    names = list(samples[0][0])
+    rows = [[repr(x[name]) for name in names] + [label(y)] for x, y in samples]
+    return _write_csv(path, names + ["label"], rows)
+
+
+def _reference_scores(model, samples) -> tuple[float, float, float]:
+    """G-mean, balanced accuracy and accuracy of a plain predict-then-learn loop, in numpy."""
+    y_true, y_pred = [], []
+    for x, y in samples:
+        prediction = model.predict_one(x)
+        if prediction is not None:
+            y_true.append(y)
+            y_pred.append(prediction)
+        model.learn_one(x, y)
+    y_true_array = np.array(y_true, dtype=object)
+    y_pred_array = np.array(y_pred, dtype=object)
+    classes = list(dict.fromkeys(y_true))
+    recalls = np.array([np.mean(y_pred_array[y_true_array == c] == c) for c in classes])
+    g_mean = float(np.prod(recalls) ** (1.0 / len(recalls)))
+    return g_mean, float(recalls.mean()), float(np.mean(y_true_array == y_pred_array))
+
+
+# ------------------------------------------------------------------------- bundled data sets
+
+
+def test_evaluate_default_prints_table_with_both_models(capsys):
+    code, out, err = _run(capsys, "evaluate", "--limit", str(LIMIT))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith(f"Pima: {LIMIT} samples, 8 features")
+    assert lines[1].split() == ["model", "G-mean", "balanced", "acc.", "accuracy", "time", "(s)",
+                                "memory"]
+    assert [line.split()[0] for line in lines[2:]] == ["nrrls", "lr"]
+    for line in lines[2:]:
+        cells = line.split()
+        for cell in cells[1:4]:
+            assert 0.0 <= float(cell) <= 1.0
+        assert float(cells[4]) >= 0.0
+    # aligned: every line of the table is as wide as the header up to the last column
+    assert len({line.index(line.split()[1]) for line in lines[2:]}) == 1
+    assert err == ""  # capsys' stderr is not a terminal: no progress bar
+
+
+def test_module_runs_as_a_subprocess():
+    completed = subprocess.run(
+        [sys.executable, "-m", "river_nrrls", "evaluate", "--limit", str(LIMIT)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[1].startswith("model") and "G-mean" in lines[1] and "memory" in lines[1]
+    assert {line.split()[0] for line in lines[2:]} == {"nrrls", "lr"}
+    assert completed.stderr == ""  # a pipe is not a terminal: no progress bar
+
+
+@pytest.mark.parametrize("limit", [57, 300])
+def test_printed_scores_equal_progressive_val_score(capsys, limit):
+    code, out, _ = _run(capsys, "evaluate", "--limit", str(limit), "--format", "csv",
+                        "--models", "nrrls,lr")
+    assert code == 0
+    table = _csv_table(out)
+    g_mean = metrics.GeometricMean()
+    evaluate.progressive_val_score(_pima(limit), NRRLS(), g_mean)
+    assert float(table["nrrls"]["g_mean"]) == pytest.approx(g_mean.get(), rel=1e-12)
+    # every metric of every model against an independent plain loop
+    for name, model in (("nrrls", NRRLS()), ("lr", linear_model.LogisticRegression())):
+        expected = _reference_scores(model, _pima(limit))
+        printed = [float(table[name][column])
+                   for column in ("g_mean", "balanced_accuracy", "accuracy")]
+        assert printed == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_text_table_rounds_the_same_g_mean(capsys):
+    code, out, _ = _run(capsys, "evaluate", "--limit", str(LIMIT), "--models", "nrrls")
+    assert code == 0
+    printed = float(out.splitlines()[2].split()[1])
+    g_mean = metrics.GeometricMean()
+    evaluate.progressive_val_score(_pima(LIMIT), NRRLS(), g_mean)
+    assert abs(printed - g_mean.get()) <= 0.5e-4 + 1e-12
+
+
+def test_memory_is_the_trained_model_size(capsys):
+    code, out, _ = _run(capsys, "evaluate", "--limit", "100", "--format", "csv")
+    assert code == 0
+    table = _csv_table(out)
+    model = NRRLS()
+    evaluate.progressive_val_score(_pima(100), model, metrics.GeometricMean())
+    assert int(table["nrrls"]["memory_bytes"]) == model._raw_memory_usage
+    assert int(table["lr"]["memory_bytes"]) > 0
+
+
+def test_dataset_name_is_case_insensitive(capsys):
+    outputs = []
+    for name in ("pima", "PIMA", "Pima-diabetes"):
+        code, out, _ = _run(capsys, "evaluate", "--dataset", name, "--limit", "80",
+                            "--format", "csv", "--models", "nrrls")
+        assert code == 0
+        outputs.append(_csv_table(out)["nrrls"]["g_mean"])
+    assert len(set(outputs)) == 1
+    code, out, _ = _run(capsys, "evaluate", "--dataset", "SONAR", "--limit", "50")
+    assert code == 0 and out.startswith("Sonar: 50 samples, 60 features")
+
+
+def test_unknown_dataset_exits_2(capsys):
+    code, out, err = _run(capsys, "evaluate", "--dataset", "nosuchdata")
+    assert code == 2 and out == ""
+    assert "unknown data set 'nosuchdata'" in err and "pima" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("models", ["nrrls,nosuchmodel", "", " , "])
+def test_unknown_or_empty_models_exit_2(capsys, models):
+    code, out, err = _run(capsys, "evaluate", "--models", models, "--limit", "10")
+    assert code == 2 and out == ""
+    assert "--models" in err and "Traceback" not in err
+    if "nosuchmodel" in models:
+        assert "'nosuchmodel'" in err and "nrrls" in err
+
+
+@pytest.mark.parametrize("limit", ["0", "-3", "ten"])
+def test_bad_limit_exits_2(capsys, limit):
+    code, _, err = _run(capsys, "evaluate", "--limit", limit)
+    assert code == 2 and "--limit" in err
+
+
+def test_models_are_deduplicated_and_ordered(capsys):
+    code, out, _ = _run(capsys, "evaluate", "--limit", "60", "--format", "csv",
+                        "--models", "LR, rls,gnb,lr")
+    assert code == 0
+    assert list(_csv_table(out)) == ["lr", "rls", "gnb"]
+
+
+def test_rls_model_is_nrrls_without_reweighting(capsys):
+    code, out, _ = _run(capsys, "evaluate", "--limit", "150", "--format", "csv", "--models", "rls")
+    assert code == 0
+    g_mean = metrics.GeometricMean()
+    evaluate.progressive_val_score(_pima(150), NRRLS(reweight=False), g_mean)
+    assert float(_csv_table(out)["rls"]["g_mean"]) == pytest.approx(g_mean.get(), rel=1e-12)
+
+
+def test_markdown_format(capsys):
+    code, out, _ = _run(capsys, "evaluate", "--limit", "60", "--format", "markdown")
+    assert code == 0
+    table = [line for line in out.splitlines() if line.startswith("|")]
+    assert len(table) == 4
+    assert [cell.strip() for cell in table[0].strip("|").split("|")][:2] == ["model", "G-mean"]
+    assert set(table[1]) <= set("|-: ")
+    assert len({len(line) for line in table}) == 1
+
+
+def test_help_lists_datasets_models_and_scaling(capsys):
+    code, out, _ = _run(capsys, "evaluate", "--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    for name in datasets.NAMES:
+        assert name.lower() in flat
+    for name in cli.MODELS:
+        assert f"{name} =" in flat
+    assert "NOT scaled" in flat and "--scale" in flat and "LogisticRegression" in flat
+
+
+# ------------------------------------------------------------------------------ progress bars
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_only_on_a_terminal_or_when_asked(capsys, monkeypatch):
+    code, _, err = _run(capsys, "evaluate", "--limit", "50", "--progress")
+    assert code == 0
+    assert "nrrls" in err and "100% 50/50" in err and err.count("\n") == 2
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert cli.main(["evaluate", "--limit", "50"]) == 0
+    assert "100% 50/50" in terminal.getvalue()
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert cli.main(["evaluate", "--limit", "50", "--no-progress"]) == 0
+    assert terminal.getvalue() == ""
+
+
+# ---------------------------------------------------------------------------------- CSV files
+
+
+def test_csv_of_a_bundled_dataset_gives_the_same_scores(capsys, tmp_path):
+    path = _pima_csv(tmp_path / "pima.csv", LIMIT)
+    code, from_csv, _ = _run(capsys, "evaluate", "--csv", path, "--target", "label",
+                             "--format", "csv", "--models", "nrrls,lr,gnb")
+    assert code == 0
+    code, bundled, _ = _run(capsys, "evaluate", "--limit", str(LIMIT), "--format", "csv",
+                            "--models", "nrrls,lr,gnb")
+    for name in ("nrrls", "lr", "gnb"):
+        for column in ("g_mean", "balanced_accuracy", "accuracy", "memory_bytes"):
+            assert _csv_table(from_csv)[name][column] == _csv_table(bundled)[name][column]
+
+
+def test_csv_text_output_and_limit(capsys, tmp_path):
+    path = _pima_csv(tmp_path / "pima.csv", LIMIT)
+    code, out, err = _run(capsys, "evaluate", "--csv", path, "--target", "label")
+    assert code == 0 and err == ""
+    assert out.splitlines()[0].startswith(f"{path}: {LIMIT} samples, 8 features")
+    code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "label", "--limit", "30")
+    assert code == 0 and f"{path}: 30 samples" in out
+
+
+def test_csv_labels_other_than_booleans(capsys, tmp_path):
+    as_bool = _pima_csv(tmp_path / "bool.csv", LIMIT)
+    as_text = _pima_csv(tmp_path / "text.csv", LIMIT, label=lambda y: "pos" if y else "neg")
+    tables = []
+    for path in (as_bool, as_text):
+        code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "label",
+                            "--format", "csv")
+        assert code == 0
+        tables.append(_csv_table(out))
+    # NR-RLS does not care what the labels are called
+    assert tables[0]["nrrls"]["g_mean"] == tables[1]["nrrls"]["g_mean"]
+    # the logistic regression sees "pos" (the minority) as True: the very same stream
+    assert tables[0]["lr"] == tables[1]["lr"] | {"time_s": tables[0]["lr"]["time_s"]}
+    # names sorting the other way round: True is still the minority
+    as_swapped = _pima_csv(tmp_path / "swap.csv", LIMIT, label=lambda y: "a" if y else "b")
+    code, out, _ = _run(capsys, "evaluate", "--csv", as_swapped, "--target", "label",
+                        "--format", "csv", "--models", "lr")
+    assert _csv_table(out)["lr"]["g_mean"] == tables[0]["lr"]["g_mean"]
+
+
+def test_binary_only_models_see_booleans():
+    x = {"a": 1.0}
+    tie = [(x, "b"), (x, "a"), (x, "a"), (x, "b")]
+    assert [y for _, y in cli._boolean_labels(tie)] == [True, False, False, True]
+    rare_last = [(x, "b"), (x, "b"), (x, "a")]
+    assert [y for _, y in cli._boolean_labels(rare_last)] == [False, False, True]
+    assert cli._boolean_labels([(x, "a"), (x, "b"), (x, "c")]) is None
+    booleans = [(x, True), (x, False)]
+    assert cli._boolean_labels(booleans) is booleans
+
+
+def test_csv_lowercase_booleans_are_booleans(capsys, tmp_path):
+    upper = _pima_csv(tmp_path / "upper.csv", 100)
+    lower = _pima_csv(tmp_path / "lower.csv", 100, label=lambda y: str(y).lower())
+    outputs = []
+    for path in (upper, lower):
+        code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "label",
+                            "--format", "csv", "--models", "lr")
+        assert code == 0
+        outputs.append(_csv_table(out)["lr"]["memory_bytes"])
+    # a plain LogisticRegression (not wrapped in one-vs-rest) in both cases
+    assert outputs[0] == outputs[1]
+
+
+def test_csv_multiclass(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    rows = []
+    for _ in range(150):
+        label = int(rng.integers(3))
+        rows.append([f"{value:.6f}" for value in rng.normal(label, 0.5, size=2)] + [f"c{label}"])
+    path = _write_csv(tmp_path / "three.csv", ["a", "b", "kind"], rows)
+    code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "kind", "--format", "csv",
+                        "--models", "nrrls,lr")
+    assert code == 0
+    table = _csv_table(out)
+    assert float(table["nrrls"]["accuracy"]) > 0.6  # three well separated classes
+    assert float(table["lr"]["accuracy"]) > 0.4
+
+
+def test_csv_target_in_the_middle_empty_cells_and_blank_lines(capsys, tmp_path):
+    rows = [[0.1, "yes", 1.0], [0.9, "no", ""], [0.2, "yes", 3.5], [0.8, "no", 0.5]]
+    path = _write_csv(tmp_path / "mid.csv", ["a", "y", "b"], rows * 10, blank_lines_before={3})
+    code, out, err = _run(capsys, "evaluate", "--csv", path, "--target", "y")
+    assert code == 0, err
+    assert "40 samples, 2 features" in out
+
+
+def test_csv_gzip(capsys, tmp_path):
+    plain = _pima_csv(tmp_path / "pima.csv", 80)
+    packed = tmp_path / "pima.csv.gz"
+    with open(plain, "rb") as source, gzip.open(packed, "wb") as target:
+        target.write(source.read())
+    results = []
+    for path in (plain, str(packed)):
+        code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "label",
+                            "--format", "csv")
+        assert code == 0
+        results.append({name: row["g_mean"] for name, row in _csv_table(out).items()})
+    assert results[0] == results[1]
+
+
+def test_scale_puts_a_min_max_scaler_in_front(capsys, tmp_path):
+    rng = np.random.default_rng(1)
+    rows = []
+    for _ in range(120):
+        label = bool(rng.random() < 0.3)
+        rows.append([f"{1000 * rng.normal(label, 1):.3f}", f"{rng.normal():.3f}", label])
+    path = _write_csv(tmp_path / "raw.csv", ["big", "small", "y"], rows)
+    code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "y", "--scale",
+                        "--format", "csv", "--models", "nrrls,lr")
+    assert code == 0
+    samples, _ = cli.read_csv(path, "y")
+    for name, model in (("nrrls", NRRLS()), ("lr", linear_model.LogisticRegression())):
+        expected = _reference_scores(_ReferenceMinMax(model), samples)
+        printed = [float(_csv_table(out)[name][column])
+                   for column in ("g_mean", "balanced_accuracy", "accuracy")]
+        assert printed == pytest.approx(expected, rel=1e-9)
+    code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "y", "--scale")
+    assert "min-max scaled" in out.splitlines()[0]
+
+
+class _ReferenceMinMax:
+    """Plain online min-max scaling in front of ``model``: predict with the bounds seen so far
+    (a feature without bounds, or with equal ones, is 0), learn after widening them."""
+
+    def __init__(self, model):
+        self.model = model
+        self.low: dict = {}
+        self.high: dict = {}
+
+    def _scaled(self, x: dict) -> dict:
+        scaled = {}
+        for name, value in x.items():
+            low, high = self.low.get(name), self.high.get(name)
+            width = 0.0 if low is None else high - low
+            scaled[name] = (value - low) / width if width else 0.0
+        return scaled
+
+    def predict_one(self, x):
+        return self.model.predict_one(self._scaled(x))
+
+    def learn_one(self, x, y):
+        for name, value in x.items():
+            self.low[name] = min(self.low.get(name, value), value)
+            self.high[name] = max(self.high.get(name, value), value)
+        self.model.learn_one(self._scaled(x), y)
+
+
+def test_scaler_gives_zero_for_a_feature_it_has_not_seen():
+    model = cli.build_model("nrrls", scale=True)
+    assert model.predict_one({"a": 5.0}) is None  # no NaN reaches NR-RLS's validation
+    model.learn_one({"a": 5.0}, True)
+    model.learn_one({"a": 7.0}, False)
+    scaler = model.steps[list(model.steps)[0]]
+    assert isinstance(scaler, preprocessing.MinMaxScaler)
+    assert scaler.transform_one({"a": 6.0, "b": 3.0}) == {"a": 0.5, "b": 0.0}
+    assert "b" not in scaler.min  # looking a new feature up does not create statistics for it
+    assert model.predict_one({"a": 6.0, "b": 3.0}) in (True, False)
+
+
+def test_read_csv_values(tmp_path):
+    path = _write_csv(tmp_path / "v.csv", ["x1", " x2 ", "t"],
+                      [[" 1.5", "", "True"], ["-2e3", "7", " cat "], ["0", "1", "FALSE"]])
+    samples, n_features = cli.read_csv(path, "t")
+    assert n_features == 2
+    assert samples == [({"x1": 1.5}, True), ({"x1": -2000.0, "x2": 7.0}, "cat"),
+                       ({"x1": 0.0, "x2": 1.0}, False)]
+    assert type(samples[0][1]) is bool
+
+
+_GOOD = ["0.5", "0.25", "True"]
+_BAD_ROWS = {
+    "non-numeric": (["0.5", "abc", "True"], ["column 'f2'", "non-numeric", "'abc'"]),
+    "not finite": (["nan", "0.1", "False"], ["column 'f1'", "non-finite"]),
+    "infinite": (["0.2", "-inf", "False"], ["column 'f2'", "non-finite"]),
+    "too many fields": (["0.5", "0.1", "True", "9"], ["expected 3 fields, got 4"]),
+    "too few fields": (["0.5", "True"], ["expected 3 fields, got 2"]),
+    "missing target": (["0.5", "0.1", ""], ["column 'y'", "missing target"]),
+    "blank target": (["0.5", "0.1", "   "], ["column 'y'", "missing target"]),
+}
+
+
+@pytest.mark.parametrize("kind", list(_BAD_ROWS))
+def test_csv_bad_row_names_row_and_column(capsys, tmp_path, kind):
+    bad, expected = _BAD_ROWS[kind]
+    rows = [_GOOD, ["0.1", "0.9", "False"], bad, _GOOD]
+    path = _write_csv(tmp_path / "bad.csv", ["f1", "f2", "y"], rows, blank_lines_before={2})
+    code, out, err = _run(capsys, "evaluate", "--csv", path, "--target", "y")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    # the third data row is on the fifth line (header, row 1, a blank line, row 2, row 3)
+    assert "data row 3 (line 5)" in err and path in err
+    for fragment in expected:
+        assert fragment in err
+    # a limit that stops before the bad row never reads it
+    code, _, _ = _run(capsys, "evaluate", "--csv", path, "--target", "y", "--limit", "2")
+    assert code == 0
+
+
+def test_csv_bad_row_in_a_subprocess_has_no_traceback(tmp_path):
+    path = _write_csv(tmp_path / "bad.csv", ["f1", "y"], [["1", "a"], ["x", "b"]])
+    completed = subprocess.run(
+        [sys.executable, "-m", "river_nrrls", "evaluate", "--csv", path, "--target", "y"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert "Traceback" not in completed.stderr
+    assert "data row 2 (line 3), column 'f1'" in completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "argv", "expected"),
+    [
+        (None, ["--target", "y"], "cannot read"),
+        ("", ["--target", "y"], "is empty"),
+        ("a,b,y\n", ["--target", "y"], "no data rows"),
+        ("a,b,y\n1,2,3\n", ["--target", "label"], "no target column 'label'"),
+        ("a,a,y\n1,2,3\n", ["--target", "y"], "repeats the column(s) a"),
+        ("y\nTrue\n", ["--target", "y"], "no feature column"),
+        (",a,y\n0,1,2\n", ["--target", "y"], "column 1 of the header has no name"),
+        (b"a,y\n\xff\xfe,1\n", ["--target", "y"], "not UTF-8"),
+        ('a,y\n"1,True\n', ["--target", "y"], "expected 2 fields, got 1"),
+        ("a,y\n1,True\n", [], "--csv needs --target"),
+    ],
+)
+def test_csv_file_problems_exit_2(capsys, tmp_path, content, argv, expected):
+    path = tmp_path / "data.csv"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    code, out, err = _run(capsys, "evaluate", "--csv", str(path), *argv)
+    assert code == 2 and out == ""
+    assert expected in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("content", [b"not gzip at all", b"a,y\n1,True\n"])
+def test_bad_gzip_exits_2(capsys, tmp_path, content):
+    path = tmp_path / "data.csv.gz"
+    path.write_bytes(content if content.startswith(b"not") else gzip.compress(content)[:-12])
+    code, out, err = _run(capsys, "evaluate", "--csv", str(path), "--target", "y")
+    assert code == 2 and out == ""
+    assert str(path) in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_target_without_csv_and_csv_with_dataset_exit_2(capsys, tmp_path):
+    code, _, err = _run(capsys, "evaluate", "--target", "y")
+    assert code == 2 and "--target needs --csv" in err
+    path = _pima_csv(tmp_path / "p.csv", 10)
+    code, _, err = _run(capsys, "evaluate", "--csv", path, "--target", "label",
+                        "--dataset", "pima")
+    assert code == 2 and "not allowed with" in err
+
+
+# ---------------------------------------------------------------------------------- registries
+
+
+def test_a_registered_model_can_be_chosen(capsys, monkeypatch):
+    monkeypatch.setitem(cli.MODELS, "ridge", cli.ModelSpec("ridge", lambda: NRRLS(b=1.0)))
+    code, out, _ = _run(capsys, "evaluate", "--limit", "90", "--format", "csv",
+                        "--models", "ridge")
+    assert code == 0
+    g_mean = metrics.GeometricMean()
+    evaluate.progressive_val_score(_pima(90), NRRLS(b=1.0), g_mean)
+    assert float(_csv_table(out)["ridge"]["g_mean"]) == pytest.approx(g_mean.get(), rel=1e-12)
+
+
+def test_a_registered_command_runs(capsys, monkeypatch):
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--fail", action="store_true")
+
+    def run(args: argparse.Namespace) -> int:
+        if args.fail:
+            raise cli.UsageError("asked to fail")
+        print("hello")
+        return 0
+
+    monkeypatch.setitem(cli.COMMANDS, "hello", cli.Command("say hello", add_arguments, run))
+    assert _run(capsys, "hello")[:2] == (0, "hello\n")
+    code, out, err = _run(capsys, "hello", "--fail")
+    assert (code, out) == (2, "")
+    assert err.strip() == "river-nrrls hello: error: asked to fail"
+    code, out, _ = _run(capsys, "--help")
+    assert code == 0 and "hello" in out and "evaluate" in out
+
+
+def test_no_command_exits_2(capsys):
+    code, _, err = _run(capsys)
+    assert code == 2 and "COMMAND" in err
+
+
+def test_reference_scores_helper_is_not_trivial():
+    """The plain-loop reference sees a difference between two models."""
+    first = _reference_scores(NRRLS(), _pima(120))
+    second = _reference_scores(linear_model.LogisticRegression(), _pima(120))
+    assert not math.isclose(first[0], second[0])
