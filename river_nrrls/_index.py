@@ -226,6 +226,8 @@ class FeatureIndex:
         The reserved columns hold ``fill``; with ``grow=False`` unknown features are dropped.
 
         """
+        if not isinstance(x, dict):
+            raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         keys = tuple(x)
         values = tuple(x.values())
         cache = self._cache

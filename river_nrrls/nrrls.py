@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import copy
-import math
-import numbers
 import typing
 
 import numpy as np
 import pandas as pd
 from river import base
 
+from ._checks import as_label, check_bool, check_real, factorize_labels
 from ._index import FeatureIndex
 from ._stats import ClassStatistics
 from ._woodbury import RecursiveInverse
@@ -18,42 +17,6 @@ from ._woodbury import RecursiveInverse
 __all__ = ["NRRLS"]
 
 _SOLVERS = ("cholesky", "woodbury")
-
-
-def _as_label(label: typing.Hashable) -> typing.Hashable:
-    """numpy scalars (``np.bool_``, ``np.int64``, ...) become their Python twins."""
-    if isinstance(label, np.generic):
-        return label.item()
-    try:
-        hash(label)
-    except TypeError as error:
-        raise TypeError(f"the label {label!r} is not hashable") from error
-    return label
-
-
-def _factorize_labels(y) -> tuple[np.ndarray, list]:
-    """Codes of ``y`` and its distinct labels in order of first appearance (Python scalars)."""
-    labels = y if isinstance(y, pd.Series) and y.dtype == bool else pd.Series(y, dtype=object)
-    try:
-        codes, uniques = pd.factorize(labels, use_na_sentinel=False)
-    except TypeError as error:
-        raise TypeError(f"labels must be hashable: {error}") from error
-    return codes, [_as_label(label) for label in uniques]
-
-
-def _check_real(
-    name: str, value, low: float | None = None, high: float | None = None, low_open: bool = False
-) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {value!r}")
-    return value
 
 
 class NRRLS(base.MiniBatchClassifier):
@@ -170,14 +133,12 @@ class NRRLS(base.MiniBatchClassifier):
         self.intercept = intercept
         self.forgetting = forgetting
         self.solver = solver
-        self._b = _check_real("b", b, low=0.0)
-        self._tau = _check_real("tau", tau)
-        self._eta = _check_real("eta", eta, low=0.0, low_open=True)
-        self._forgetting = _check_real("forgetting", forgetting, low=0.0, high=1.0, low_open=True)
-        if not isinstance(reweight, (bool, np.bool_)):
-            raise TypeError(f"reweight must be a bool, got {reweight!r}")
-        if not isinstance(intercept, (bool, np.bool_)):
-            raise TypeError(f"intercept must be a bool, got {intercept!r}")
+        self._b = check_real("b", b, low=0.0)
+        self._tau = check_real("tau", tau)
+        self._eta = check_real("eta", eta, low=0.0, low_open=True)
+        self._forgetting = check_real("forgetting", forgetting, low=0.0, high=1.0, low_open=True)
+        check_bool("reweight", reweight)
+        check_bool("intercept", intercept)
         if solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
         if solver == "woodbury" and self._b == 0.0:
@@ -245,7 +206,7 @@ class NRRLS(base.MiniBatchClassifier):
     # ---------------------------------------------------------------- learning
 
     def learn_one(self, x: dict, y: typing.Hashable) -> None:
-        label = _as_label(y)
+        label = as_label(y)
         vector, new = self._index.dense_one(x, grow=True)
         self._grow(new)
         self._learn_dense(self._slot(label), vector)
@@ -254,7 +215,7 @@ class NRRLS(base.MiniBatchClassifier):
     def learn_many(self, X: pd.DataFrame, y: pd.Series) -> None:
         if len(X) != len(y):
             raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
-        codes, uniques = _factorize_labels(y)
+        codes, uniques = factorize_labels(y)
         matrix, new = self._index.encode_many(X, grow=True)
         self._grow(new)
         if len(codes) == 0:

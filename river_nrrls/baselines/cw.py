@@ -1,0 +1,284 @@
+"""CW: confidence-weighted linear classification (Dredze, Crammer and Pereira 2008)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import typing
+
+import numpy as np
+from river import base
+from scipy.linalg import blas
+
+from .._checks import check_bool, check_real, label_sign
+from .._index import FeatureIndex
+
+__all__ = ["CWClassifier"]
+
+_CW_VARIANTS = ("exact", "variance")
+
+
+class GaussianLinearClassifier(base.Classifier):
+    """What CW, AROW and ACOG share: a binary linear model with a Gaussian over its weights.
+
+    The state is the mean ``mu`` (the weights used to predict) and the covariance ``Sigma`` of
+    the weights, full (a Fortran-ordered matrix whose upper triangle is authoritative) or
+    diagonal (a vector). A subclass implements :meth:`_update`, built from :meth:`_sigma_x`
+    and :meth:`_shrink`.
+
+    Features may appear at any time: a new feature was zero in every past sample, so it got no
+    update and its weight is exactly as initialised, mean 0 and variance ``initial_variance``,
+    uncorrelated with the others.
+
+    """
+
+    def _setup(self, initial_variance: float, diagonal: bool, intercept: bool) -> None:
+        self._initial_variance = check_real(
+            "initial_variance", initial_variance, low=0.0, low_open=True
+        )
+        self._diagonal = check_bool("diagonal", diagonal)
+        self._intercept = check_bool("intercept", intercept)
+        # With an intercept, column 0 is the constant 1 (filled in by the index).
+        self._index = FeatureIndex(offset=1, fill=1.0) if self._intercept else FeatureIndex()
+        dim = self._index.size
+        self._mean = np.zeros(dim)  # mu
+        if self._diagonal:
+            self._covariance = np.full(dim, self._initial_variance)  # diag(Sigma)
+        else:
+            self._covariance = self._initial_variance * np.eye(dim, order="F")  # Sigma_0 = a I
+
+    # --------------------------------------------------------------- state
+
+    def _grow(self, new_features: list) -> None:
+        """Commit new features: mean 0, variance ``initial_variance``, no correlation (exact)."""
+        if not new_features:
+            return
+        old = self._index.size
+        self._index.add(new_features)
+        dim = self._index.size
+        self._mean = np.concatenate([self._mean, np.zeros(dim - old)])
+        if self._diagonal:
+            self._covariance = np.concatenate(
+                [self._covariance, np.full(dim - old, self._initial_variance)]
+            )
+        else:
+            grown = np.zeros((dim, dim), order="F")
+            grown[:old, :old] = self._covariance
+            grown.flat[old * (dim + 1) :: dim + 1] = self._initial_variance
+            self._covariance = grown
+
+    def _sigma_x(self, vector: np.ndarray) -> np.ndarray:
+        """Sigma x."""
+        if self._diagonal:
+            return self._covariance * vector
+        if not len(vector):  # no column yet (BLAS rejects empty vectors)
+            return np.zeros(0)
+        return blas.dsymv(1.0, self._covariance, vector, lower=0)
+
+    def _shrink(self, sigma_x: np.ndarray, beta: float) -> None:
+        """Sigma <- Sigma - beta (Sigma x)(Sigma x)^T (only the diagonal of it when diagonal)."""
+        if self._diagonal:
+            self._covariance -= beta * sigma_x * sigma_x
+        elif len(sigma_x):
+            self._covariance = blas.dsyr(
+                -beta, sigma_x, lower=0, a=self._covariance, overwrite_a=1
+            )
+
+    def _update(self, vector: np.ndarray, sign: float) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ learning
+
+    def learn_one(self, x: dict, y: typing.Any) -> None:
+        sign = label_sign(y)  # y in {-1, +1}
+        vector, new_features = self._index.dense_one(x, grow=True)
+        self._grow(new_features)
+        self._update(vector, sign)
+
+    # ----------------------------------------------------------- inference
+
+    def decision_one(self, x: dict) -> float:
+        """The margin ``mu . x`` (features not seen yet have weight 0)."""
+        vector, _ = self._index.dense_one(x, grow=False)
+        return float(self._mean @ vector)
+
+    def predict_one(self, x: dict) -> bool:
+        return self.decision_one(x) >= 0.0
+
+    def predict_proba_one(self, x: dict) -> dict[bool, float]:
+        """``P(w . x >= 0)`` for ``w ~ N(mu, Sigma)``: ``Phi(mu.x / sqrt(x^T Sigma x))``.
+
+        Features not seen yet count with their prior variance.
+
+        """
+        vector, _ = self._index.dense_one(x, grow=True)  # unseen features at the end
+        known = vector[: len(self._mean)]
+        margin = float(self._mean @ known)  # mu . x
+        unseen = vector[len(self._mean) :]
+        variance = float(known @ self._sigma_x(known))  # x^T Sigma x
+        variance += self._initial_variance * float(unseen @ unseen)
+        if variance > 0.0:
+            p_true = 0.5 * math.erfc(-margin / math.sqrt(2.0 * variance))  # Phi(m / sqrt(v))
+        else:
+            p_true = 0.5 if margin == 0.0 else float(margin > 0.0)
+        return {False: 1.0 - p_true, True: p_true}
+
+    # ---------------------------------------------------------- inspection
+
+    @property
+    def weights(self) -> dict[typing.Hashable, float]:
+        """``{feature: mean weight}`` (read-only copy)."""
+        return self._index.to_dict(self._mean)
+
+    @property
+    def variances(self) -> dict[typing.Hashable, float]:
+        """``{feature: variance of its weight}``, the diagonal of Sigma (read-only copy)."""
+        diagonal = self._covariance if self._diagonal else np.diag(self._covariance)
+        return self._index.to_dict(diagonal)
+
+    @property
+    def intercept_(self) -> float:
+        """The mean weight of the constant feature (0 when ``intercept=False``)."""
+        return float(self._mean[0]) if self._intercept else 0.0
+
+
+class CWClassifier(GaussianLinearClassifier):
+    """Confidence-weighted (CW) binary linear classifier, full or diagonal covariance.
+
+    The weights are a Gaussian ``w ~ N(mu, Sigma)``, ``Sigma_0 = a I``. A sample ``(x, y)``,
+    ``y in {-1, +1}``, is learned so that ``w`` classifies it correctly with probability at
+    least ``confidence`` (algorithms.md section 9, ``phi = Phi^-1(confidence)``,
+    ``m = y mu.x``, ``v = x^T Sigma x``).
+
+    ``variant="exact"`` (default, LIBOL's ``CW``: the exact convex form of Crammer, Dredze and
+    Pereira, NIPS 2008), when ``phi sqrt(v) - m > 0``, with ``psi = 1 + phi^2/2`` and
+    ``xi = 1 + phi^2``:
+
+        alpha = max(0, (-m psi + sqrt(m^2 phi^4 / 4 + v phi^2 xi)) / (v xi))
+        u     = (-alpha v phi + sqrt(alpha^2 v^2 phi^2 + 4 v))^2 / 4
+        beta  = alpha phi / (sqrt(u) + v alpha phi)
+        mu    <- mu + alpha y Sigma x,    Sigma <- Sigma - beta Sigma x x^T Sigma
+
+    ``variant="variance"`` (the closed form of the ICML 2008 paper cited by NR-RLS):
+
+        alpha = max(0, (-(1 + 2 phi m) + sqrt((1 + 2 phi m)^2 - 8 phi (m - phi v))) / (4 phi v))
+        mu    <- mu + alpha y Sigma x,    Sigma <- Sigma - Sigma x x^T Sigma 2 alpha phi
+                                                           / (1 + 2 alpha phi v)
+
+    Parameters
+    ----------
+    confidence
+        The probability eta of a correct classification, in (0.5, 1) (LIBOL: 0.7).
+    initial_variance
+        ``a`` in ``Sigma_0 = a I`` (> 0, LIBOL: 1); also the variance of a new feature's weight.
+    variant
+        ``"exact"`` or ``"variance"`` (see above).
+    diagonal
+        Keep only the diagonal of Sigma: each step applies the full update and keeps its
+        diagonal (O(d) per sample instead of O(d^2)).
+    intercept
+        Add a constant feature 1 (LIBOL has none).
+
+    Attributes
+    ----------
+    weights
+        ``{feature: mu_j}``.
+    variances
+        ``{feature: Sigma_jj}``.
+
+    Notes
+    -----
+    Labels must be bool-like (``True``/``False`` or 1/0); ``predict_one`` is ``mu.x >= 0`` and
+    ``predict_proba_one`` the model's own probability ``Phi(mu.x / sqrt(x^T Sigma x))`` that
+    ``w.x >= 0`` (0.5 for a sample with no known feature). A sample with ``v = 0`` (no feature)
+    teaches nothing. A ``None`` value is missing (zero); bad values raise an error naming the
+    feature and leave the model unchanged.
+
+    Examples
+    --------
+
+    Pima's file lists the classes in blocks, which flatters any learner that tracks the most
+    recent class, so the examples shuffle it once (deterministically).
+
+    >>> from river import evaluate, metrics, stream
+    >>> from river_nrrls import CWClassifier, datasets
+
+    >>> pima = stream.shuffle(datasets.Pima(), buffer_size=768, seed=42)
+    >>> model = CWClassifier(intercept=True)
+    >>> metric = metrics.GeometricMean() + metrics.BalancedAccuracy()
+    >>> evaluate.progressive_val_score(pima, model, metric)
+    GeometricMean: 64.14%
+    BalancedAccuracy: 64.93%
+
+    >>> x, y = next(iter(datasets.Pima()))
+    >>> model.predict_one(x) == (model.predict_proba_one(x)[True] >= 0.5)
+    True
+
+    References
+    ----------
+    [^1]: Dredze, M., Crammer, K. and Pereira, F. (2008). Confidence-weighted linear
+        classification. ICML, 264-271.
+    [^2]: Crammer, K., Dredze, M. and Pereira, F. (2008). Exact convex confidence-weighted
+        learning. NIPS.
+    [^3]: Hoi, S. C. H., Wang, J. and Zhao, P. (2014). LIBOL: a library for online learning
+        algorithms. JMLR, 15, 495-499.
+
+    """
+
+    def __init__(
+        self,
+        confidence: float = 0.7,
+        initial_variance: float = 1.0,
+        variant: str = "exact",
+        diagonal: bool = False,
+        intercept: bool = False,
+    ):
+        self.confidence = confidence
+        self.initial_variance = initial_variance
+        self.variant = variant
+        self.diagonal = diagonal
+        self.intercept = intercept
+        confidence = check_real("confidence", confidence, low=0.5, high=1.0, low_open=True)
+        if confidence == 1.0:
+            raise ValueError("confidence must be < 1 (Phi^-1(1) is infinite), got 1.0")
+        if variant not in _CW_VARIANTS:
+            raise ValueError(f"variant must be one of {_CW_VARIANTS}, got {variant!r}")
+        self._phi = statistics.NormalDist().inv_cdf(confidence)  # phi = Phi^-1(eta)
+        self._setup(initial_variance, diagonal, intercept)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"diagonal": True, "intercept": True}
+        yield {"variant": "variance", "confidence": 0.9}
+        yield {"variant": "variance", "diagonal": True, "initial_variance": 0.5}
+
+    def _update(self, vector: np.ndarray, sign: float) -> None:
+        phi = self._phi
+        sigma_x = self._sigma_x(vector)  # Sigma x
+        v = float(vector @ sigma_x)  # v = x^T Sigma x
+        if v <= 0.0:
+            return
+        m = sign * float(self._mean @ vector)  # m = y mu.x
+        if self.variant == "exact":
+            if phi * math.sqrt(v) - m <= 0.0:
+                return
+            psi = 1.0 + phi * phi / 2.0  # psi = 1 + phi^2 / 2
+            xi = 1.0 + phi * phi  # xi = 1 + phi^2
+            alpha = max(
+                0.0, (-m * psi + math.sqrt(m * m * phi**4 / 4.0 + v * phi * phi * xi)) / (v * xi)
+            )
+            u = 0.25 * (-alpha * v * phi + math.sqrt(alpha**2 * v**2 * phi**2 + 4.0 * v)) ** 2
+            beta = alpha * phi / (math.sqrt(u) + v * alpha * phi)
+        else:
+            if m > phi * v:
+                return
+            first = 1.0 + 2.0 * phi * m  # 1 + 2 phi m
+            alpha = max(
+                0.0, (-first + math.sqrt(first**2 - 8.0 * phi * (m - phi * v))) / (4.0 * phi * v)
+            )
+            beta = 2.0 * alpha * phi / (1.0 + 2.0 * alpha * phi * v)
+        if alpha <= 0.0:
+            return
+        self._mean += (alpha * sign) * sigma_x  # mu <- mu + alpha y Sigma x
+        self._shrink(sigma_x, beta)  # Sigma <- Sigma - beta Sigma x x^T Sigma
