@@ -97,6 +97,9 @@ def validate_frame(X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         duplicated = X.columns[X.columns.duplicated()].tolist()
         raise ValueError(f"X has duplicated columns: {duplicated}")
     dtypes = X.dtypes
+    for name, dtype in zip(X.columns, dtypes):
+        if pd.api.types.is_complex_dtype(dtype):
+            raise TypeError(f"feature {name!r} has complex values (dtype {dtype})")
     if all(pd.api.types.is_numeric_dtype(dtype) for dtype in dtypes):
         # Fast path: one conversion of the whole frame (bools count as 0/1, NA as NaN).
         try:
@@ -231,11 +234,18 @@ class FeatureIndex:
         keys = tuple(x)
         values = tuple(x.values())
         cache = self._cache
-        if cache is not None and cache[0] == keys and cache[2] == self.size:
-            # Same features as last time: same columns; same values too: same vector.
-            if cache[1] == values:
+        if (
+            cache is not None
+            and cache[0] == keys
+            and cache[2] == self.size
+            and _FAST_TYPES.issuperset(map(type, values))
+        ):
+            # Same features as last time: same columns; same (plain int/float) values too: same
+            # vector. The type check comes first: a complex or Decimal equal to a cached float
+            # must still be rejected.
+            if values == cache[1]:
                 return cache[3], []
-            if _FAST_TYPES.issuperset(map(type, values)) and _finite_sum(values):
+            if _finite_sum(values):
                 vector = np.zeros(self.size)
                 vector[: self.offset] = self.fill
                 vector[cache[4]] = values
@@ -254,8 +264,8 @@ class FeatureIndex:
     def encode_many(self, X: pd.DataFrame, grow: bool = True) -> tuple[np.ndarray, list]:
         """Validate a DataFrame and return it as a dense matrix in index order, and new features.
 
-        The matrix has ``size + len(new)`` columns (reserved ones zero). NaN cells are missing
-        (zero); a column that is entirely missing does not create a feature.
+        The matrix has ``size + len(new)`` columns (reserved ones hold ``fill``). NaN cells are
+        missing (zero); a column that is entirely missing does not create a feature.
 
         """
         values, observed = validate_frame(X)

@@ -6,8 +6,8 @@ import argparse
 import csv
 import gzip
 import io
-import itertools
 import math
+import random
 import subprocess
 import sys
 
@@ -31,8 +31,12 @@ def _csv_table(out: str) -> dict[str, dict[str, str]]:
     return {row["model"]: row for row in csv.DictReader(io.StringIO(out))}
 
 
-def _pima(limit: int) -> list:
-    return list(itertools.islice(datasets.Pima(), limit))
+def _pima(limit: int, seed: int | None = 42) -> list:
+    """The first ``limit`` samples of Pima as `evaluate` streams them (shuffled with ``seed``)."""
+    samples = list(datasets.Pima())
+    if seed is not None:
+        random.Random(seed).shuffle(samples)
+    return samples[:limit]
 
 
 def _write_csv(path, header, rows, blank_lines_before=()) -> str:
@@ -77,7 +81,7 @@ def test_evaluate_default_prints_table_with_both_models(capsys):
     code, out, err = _run(capsys, "evaluate", "--limit", str(LIMIT))
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith(f"Pima: {LIMIT} samples, 8 features")
+    assert lines[0].startswith(f"Pima (shuffled, seed 42): {LIMIT} samples, 8 features")
     assert lines[1].split() == ["model", "G-mean", "balanced", "acc.", "accuracy", "time", "(s)",
                                 "memory"]
     assert [line.split()[0] for line in lines[2:]] == ["nrrls", "lr"]
@@ -150,7 +154,23 @@ def test_dataset_name_is_case_insensitive(capsys):
         outputs.append(_csv_table(out)["nrrls"]["g_mean"])
     assert len(set(outputs)) == 1
     code, out, _ = _run(capsys, "evaluate", "--dataset", "SONAR", "--limit", "50")
-    assert code == 0 and out.startswith("Sonar: 50 samples, 60 features")
+    assert code == 0 and out.startswith("Sonar (shuffled, seed 42): 50 samples, 60 features")
+
+
+def test_shuffle_options(capsys):
+    """Bundled sets are shuffled by default (several are sorted by class); --no-shuffle keeps
+    the file order and --seed changes the order."""
+    scores = {}
+    for options in ((), ("--no-shuffle",), ("--seed", "7")):
+        code, out, _ = _run(capsys, "evaluate", "--limit", "120", "--format", "csv",
+                            "--models", "nrrls", *options)
+        assert code == 0
+        scores[options] = float(_csv_table(out)["nrrls"]["g_mean"])
+    for options, seed in (((), 42), (("--no-shuffle",), None), (("--seed", "7"), 7)):
+        g_mean = metrics.GeometricMean()
+        evaluate.progressive_val_score(_pima(120, seed), NRRLS(), g_mean)
+        assert scores[options] == pytest.approx(g_mean.get(), rel=1e-12)
+    assert len(set(scores.values())) == 3
 
 
 def test_unknown_dataset_exits_2(capsys):

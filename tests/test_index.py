@@ -1,0 +1,339 @@
+"""Tests of the shared dict <-> dense mapping and value validation (river_nrrls._index)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import pickle
+import random
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from river_nrrls._index import (
+    FeatureIndex,
+    check_value,
+    sort_features,
+    validate_frame,
+    validate_one,
+)
+
+GOOD_VALUES = [
+    (3, 3.0),
+    (-2.5, -2.5),
+    (0, 0.0),
+    (True, 1.0),
+    (False, 0.0),
+    (np.bool_(True), 1.0),
+    (np.float32(0.5), 0.5),
+    (np.float64(-1e300), -1e300),
+    (np.int64(7), 7.0),
+    (Fraction(1, 4), 0.25),
+    (2**60, float(2**60)),
+]
+NON_NUMERIC = ["1.0", b"1", [1.0], (1.0,), {"v": 1.0}, {1.0}, 1 + 0j, Decimal("1"), object()]
+NON_FINITE = [float("nan"), np.float64("nan"), float("inf"), -float("inf"), np.inf, 10**400]
+
+
+# ----------------------------------------------------------------------- check_value
+
+
+@pytest.mark.parametrize(("value", "expected"), GOOD_VALUES, ids=repr)
+def test_check_value_accepts_real_numbers(value, expected):
+    number = check_value("f", value)
+    assert type(number) is float
+    assert number == expected
+
+
+def test_check_value_none_is_missing():
+    assert check_value("f", None) is None
+
+
+@pytest.mark.parametrize("value", NON_NUMERIC, ids=repr)
+def test_check_value_rejects_non_numbers_naming_the_feature(value):
+    with pytest.raises(TypeError, match="my_feature"):
+        check_value("my_feature", value)
+
+
+@pytest.mark.parametrize("value", NON_FINITE, ids=repr)
+def test_check_value_rejects_non_finite_numbers_naming_the_feature(value):
+    with pytest.raises(ValueError, match="my_feature"):
+        check_value("my_feature", value)
+
+
+# ----------------------------------------------------------------------- validate_one
+
+
+def test_validate_one_drops_missing_values_and_keeps_numbers():
+    x = {"a": 1, "b": None, "c": 2.5, "d": np.float64(3.0), "e": True}
+    before = dict(x)
+    clean = validate_one(x)
+    assert clean == {"a": 1.0, "c": 2.5, "d": 3.0, "e": 1.0}
+    assert all(math.isfinite(v) for v in clean.values())
+    assert x == before  # the input is not modified
+
+
+@pytest.mark.parametrize("bad", NON_NUMERIC + NON_FINITE, ids=repr)
+@pytest.mark.parametrize("position", [0, 1, 2])
+def test_validate_one_raises_naming_the_bad_feature(bad, position):
+    items = [("ok_1", 1.0), ("ok_2", 2)]
+    items.insert(position, ("the_culprit", bad))
+    with pytest.raises((TypeError, ValueError), match="the_culprit"):
+        validate_one(dict(items))
+
+
+def test_validate_one_large_but_finite_values_are_fine():
+    x = {"a": 1e308, "b": 1e308, "c": 10**300}
+    assert validate_one(x) == {"a": 1e308, "b": 1e308, "c": 1e300}
+
+
+@pytest.mark.parametrize("x", [[("a", 1.0)], None, "a", pd.Series({"a": 1.0})], ids=repr)
+def test_validate_one_needs_a_dict(x):
+    with pytest.raises(TypeError):
+        validate_one(x)
+
+
+# ----------------------------------------------------------------------- sort_features
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.integers(-5, 5), st.text(max_size=3), st.tuples(st.integers(0, 2))),
+        unique=True,
+        max_size=8,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_sort_features_is_deterministic_for_mixed_types(names, rng):
+    shuffled = list(names)
+    rng.shuffle(shuffled)
+    assert sort_features(shuffled) == sort_features(names)
+    assert sorted(map(repr, sort_features(names))) == sorted(map(repr, names))
+
+
+# ----------------------------------------------------------------------- FeatureIndex
+
+
+def test_encode_one_reports_new_features_without_committing_them():
+    index = FeatureIndex()
+    columns, values, new = index.encode_one({"b": 2.0, "a": 1.0, "c": None})
+    assert new == ["a", "b"]  # sorted, missing "c" is not a feature
+    assert len(index) == 0 and "a" not in index and index.size == 0
+    assert dict(zip(columns, values.tolist())) == {0: 1.0, 1: 2.0}  # provisional columns
+    index.add(new)
+    assert index.position == {"a": 0, "b": 1}
+    assert index.features == ["a", "b"]
+    columns, values, new = index.encode_one({"b": 5.0, "z": 1.0, "a": -1.0})
+    assert new == ["z"]
+    assert dict(zip(columns, values.tolist())) == {1: 5.0, 2: 1.0, 0: -1.0}
+    assert index.size == 2
+
+
+def test_encode_one_with_offset_reserves_leading_columns():
+    index = FeatureIndex(offset=1)
+    assert index.size == 1
+    columns, values, new = index.encode_one({"y": 2.0, "x": 1.0})
+    assert new == ["x", "y"]
+    assert dict(zip(columns, values.tolist())) == {1: 1.0, 2: 2.0}
+    index.add(new)
+    assert index.size == 3 and len(index) == 2
+    vector = np.array([9.0, 1.0, 2.0])
+    assert index.to_dict(vector) == {"x": 1.0, "y": 2.0}
+
+
+def test_encode_one_without_growing_validates_and_drops_unknown_features():
+    index = FeatureIndex()
+    index.add(["a"])
+    columns, values, new = index.encode_one({"a": 3.0, "unknown": 1.0}, grow=False)
+    assert new == [] and columns == [0] and values.tolist() == [3.0]
+    with pytest.raises(ValueError, match="unknown"):
+        index.encode_one({"a": 3.0, "unknown": float("nan")}, grow=False)
+    with pytest.raises(TypeError, match="unknown"):
+        index.encode_one({"a": 3.0, "unknown": "3"}, grow=False)
+    assert index.features == ["a"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.integers(0, 9), st.text(min_size=1, max_size=2)),
+        unique=True,
+        min_size=1,
+        max_size=8,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_column_order_does_not_depend_on_key_order(names, rng):
+    x = {name: float(i + 1) for i, name in enumerate(names)}
+    reference = FeatureIndex(offset=1)
+    reference.add(reference.encode_one(x)[2])
+    for _ in range(3):
+        keys = list(x)
+        rng.shuffle(keys)
+        index = FeatureIndex(offset=1)
+        _, _, new = index.encode_one({key: x[key] for key in keys})
+        index.add(new)
+        assert index.position == reference.position
+        vector, _ = index.dense_one({key: x[key] for key in keys}, grow=False)
+        assert index.to_dict(vector) == x
+
+
+def test_dense_one_layout_and_fill():
+    index = FeatureIndex(offset=1, fill=1.0)
+    vector, new = index.dense_one({"b": 2.0, "a": -1.0})
+    assert new == ["a", "b"]
+    assert vector.tolist() == [1.0, -1.0, 2.0]
+    assert index.size == 1  # still not committed
+    index.add(new)
+    vector, new = index.dense_one({"b": 4.0, "unknown": 3.0}, grow=False)
+    assert new == [] and vector.tolist() == [1.0, 0.0, 4.0]
+
+
+def test_dense_one_never_returns_stale_values():
+    index = FeatureIndex(offset=1, fill=1.0)
+    index.add(["a", "b"])
+    x = {"a": 1.0, "b": 2.0}
+    first = index.dense_one(x, grow=False)[0].tolist()
+    assert index.dense_one(x, grow=False)[0].tolist() == first == [1.0, 1.0, 2.0]
+    assert index.dense_one({"a": 1.0, "b": 3.0}, grow=False)[0].tolist() == [1.0, 1.0, 3.0]
+    x["a"] = 5.0  # the same dict, modified in place
+    assert index.dense_one(x, grow=False)[0].tolist() == [1.0, 5.0, 2.0]
+    assert index.dense_one({"b": 2.0, "a": 5.0}, grow=False)[0].tolist() == [1.0, 5.0, 2.0]
+    index.add(["c"])
+    assert index.dense_one(x, grow=False)[0].tolist() == [1.0, 5.0, 2.0, 0.0]
+    with pytest.raises(ValueError, match="'b'"):
+        index.dense_one({"a": 5.0, "b": float("nan")}, grow=False)
+    with pytest.raises(TypeError, match="'b'"):
+        index.dense_one({"a": 5.0, "b": "2.0"}, grow=False)
+
+
+@pytest.mark.parametrize("bad", [1 + 0j, Decimal("1"), np.array([1.0])], ids=repr)
+def test_dense_one_cache_does_not_skip_validation(bad):
+    index = FeatureIndex()
+    index.add(["a"])
+    index.dense_one({"a": 1.0}, grow=False)
+    with pytest.raises(TypeError, match="'a'"):
+        index.dense_one({"a": bad}, grow=False)
+
+
+def test_pickled_index_is_independent_of_encoding_calls():
+    index = FeatureIndex(offset=1, fill=1.0)
+    index.add(["a", "b"])
+    before = pickle.dumps(index)
+    index.dense_one({"a": 1.0, "b": 2.0}, grow=False)
+    index.encode_one({"a": 1.0, "new": 2.0})
+    index.encode_many(pd.DataFrame({"a": [1.0], "new": [2.0]}))
+    assert pickle.dumps(index) == before
+
+
+# ------------------------------------------------------------------------ frames
+
+
+def test_encode_many_nan_is_missing_and_all_nan_column_is_no_feature():
+    index = FeatureIndex(offset=1, fill=1.0)
+    index.add(["known"])
+    X = pd.DataFrame(
+        {
+            "zeta": [1.0, np.nan, 3.0],
+            "empty": [np.nan, np.nan, np.nan],
+            "nones": pd.Series([None, None, None], dtype=object),
+            "known": [np.nan, 2.0, np.nan],
+            "alpha": [np.nan, 0.5, np.nan],
+        },
+        index=["r0", "r1", "r2"],
+    )
+    matrix, new = index.encode_many(X)
+    assert new == ["alpha", "zeta"]  # sorted; all-missing columns create no feature
+    assert index.features == ["known"]  # not committed
+    assert matrix.tolist() == [
+        [1.0, 0.0, 0.0, 1.0],
+        [1.0, 2.0, 0.5, 0.0],
+        [1.0, 0.0, 0.0, 3.0],
+    ]
+    matrix, new = index.encode_many(X, grow=False)
+    assert new == [] and matrix.tolist() == [[1.0, 0.0], [1.0, 2.0], [1.0, 0.0]]
+
+
+def test_encode_many_orders_columns_by_the_index_not_the_frame():
+    index = FeatureIndex()
+    index.add(["b", "a"])
+    X = pd.DataFrame({"a": [1.0, 2.0], "c": [5.0, 6.0], "b": [3.0, 4.0]})
+    matrix, new = index.encode_many(X)
+    assert new == ["c"]
+    assert matrix.tolist() == [[3.0, 1.0, 5.0], [4.0, 2.0, 6.0]]
+    for columns in itertools.permutations(X.columns):
+        again, new_again = index.encode_many(X[list(columns)])
+        assert new_again == new and np.array_equal(again, matrix)
+
+
+def test_encode_many_agrees_with_dense_one_row_by_row():
+    rng = random.Random(0)
+    rows = []
+    for _ in range(20):
+        rows.append({name: rng.choice([None, rng.uniform(-1, 1)]) for name in "pqrs"})
+    X = pd.DataFrame(rows)
+    index = FeatureIndex(offset=1, fill=1.0)
+    matrix, new = index.encode_many(X)
+    index.add(new)
+    for row, x in zip(matrix, rows):
+        assert np.array_equal(row, index.dense_one(x, grow=False)[0])
+
+
+def test_validate_frame_values_and_observed_mask():
+    X = pd.DataFrame(
+        {
+            "f": [1.0, np.nan],
+            "b": [True, False],
+            "i": pd.array([1, pd.NA], dtype="Int64"),
+            "o": pd.Series([None, 2], dtype=object),
+            "n": [np.nan, np.nan],
+        }
+    )
+    matrix, observed = validate_frame(X)
+    assert matrix.tolist() == [[1.0, 1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0, 0.0]]
+    assert observed.tolist() == [True, True, True, True, False]
+
+
+@pytest.mark.parametrize(
+    ("column", "error"),
+    [
+        ([0.0, 1.0, np.inf], ValueError),
+        ([0.0, 1.0, -np.inf], ValueError),
+        (pd.Series([0.0, 1.0, "2"], dtype=object), TypeError),
+        (pd.Series([0.0, 1.0, [2.0]], dtype=object), TypeError),
+        (pd.Series([0.0, 1.0, {"v": 2.0}], dtype=object), TypeError),
+        (pd.Series([0.0, 1.0, 10**400], dtype=object), ValueError),
+        (pd.Series([0.0, 1.0, float("inf")], dtype=object), ValueError),
+    ],
+    ids=["inf", "-inf", "str", "list", "dict", "huge-int", "inf-object"],
+)
+def test_validate_frame_errors_name_feature_and_row(column, error):
+    X = pd.DataFrame({"fine": [1.0, 2.0, 3.0]}, index=["r0", "r1", "row_seven"])
+    X["the_culprit"] = pd.Series(list(column), index=X.index, dtype=object)
+    if not isinstance(column, pd.Series):
+        X["the_culprit"] = X["the_culprit"].astype(float)
+    with pytest.raises(error) as info:
+        validate_frame(X)
+    assert "the_culprit" in str(info.value)
+    assert "row_seven" in str(info.value)
+
+
+def test_validate_frame_rejects_complex_columns():
+    X = pd.DataFrame({"fine": [1.0, 2.0], "cplx": np.array([1 + 0j, 2 + 3j])})
+    with pytest.raises(TypeError, match="cplx"):
+        validate_frame(X)
+
+
+def test_validate_frame_needs_a_dataframe_with_unique_columns():
+    with pytest.raises(TypeError):
+        validate_frame({"a": [1.0]})
+    with pytest.raises(TypeError):
+        validate_frame(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="dup"):
+        validate_frame(pd.DataFrame([[1.0, 2.0]], columns=["dup", "dup"]))
