@@ -3,12 +3,19 @@
 Run:  python benchmarks/speed.py            (full, writes benchmarks/results/speed.md)
       python benchmarks/speed.py --quick    (tiny streams, prints only: a smoke test)
 
-Every figure is the best of several repeats of a loop over the same synthetic stream (features
+BLAS is pinned to one thread (set ``OPENBLAS_NUM_THREADS`` to override). Every figure is the best
+of several repeats of a loop over the same synthetic stream (features
 uniform in [0, 1], about 30 % positives from a noisy linear concept), in microseconds per sample
 unless said otherwise. Ratios compare models measured in this same run on this same machine.
 """
 
 from __future__ import annotations
+
+import os
+
+# One BLAS thread: the matrices are small, and threads only oversubscribe a 2-core machine.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
 import argparse
 import platform

@@ -1,0 +1,23 @@
+"""The benchmark scripts still run: each one's ``--quick`` mode, in a subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+
+
+@pytest.mark.parametrize("script", ["speed.py"])
+def test_quick_mode_runs_and_prints_a_table(script):
+    completed = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "| " in completed.stdout and "NRRLS" in completed.stdout
