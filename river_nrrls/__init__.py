@@ -2,9 +2,33 @@
 
 from __future__ import annotations
 
-from . import datasets
+from . import datasets, metrics
+from .baselines import (
+    ARRLS,
+    IRRLS,
+    ACOGClassifier,
+    AROWClassifier,
+    CSOGDClassifier,
+    CWClassifier,
+)
+from .model_selection import PolynomialOrderSelector
 from .nrrls import NRRLS
+from .ocsca import OCSCA
+from .poly import PolynomialExtender
 
 __version__ = "0.1.0"
 
-__all__ = ["NRRLS", "datasets"]
+__all__ = [
+    "NRRLS",
+    "PolynomialExtender",
+    "PolynomialOrderSelector",
+    "OCSCA",
+    "ARRLS",
+    "IRRLS",
+    "CWClassifier",
+    "AROWClassifier",
+    "ACOGClassifier",
+    "CSOGDClassifier",
+    "datasets",
+    "metrics",
+]

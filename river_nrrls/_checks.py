@@ -21,9 +21,15 @@ def check_real(
     for NaN, infinities and values out of range.
 
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if type(value) is float:  # the common case first (per-sample costs are checked with this)
+        number = value
+    elif isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
-    number = float(value)
+    else:
+        try:
+            number = float(value)
+        except OverflowError:  # an int too large for a float
+            raise ValueError(f"{name} must be finite, got {value!r}") from None
     if not math.isfinite(number):
         raise ValueError(f"{name} must be finite, got {value!r}")
     if low is not None and (number < low or (low_open and number == low)):
@@ -64,13 +70,13 @@ def factorize_labels(y) -> tuple[np.ndarray, list]:
 def label_sign(label: typing.Any, estimator: str = "this binary classifier") -> float:
     """A bool-like label as y in {-1, +1}: +1.0 for True (positive), -1.0 for False.
 
-    ``bool``, ``np.bool_`` and the numbers 0 and 1 are accepted; anything else raises a
-    ``ValueError`` naming the label.
+    ``bool``, ``np.bool_`` and the integers 0 and 1 are accepted; anything else (floats
+    included) raises a ``ValueError`` naming the label.
 
     """
     if isinstance(label, (bool, np.bool_)):
         return 1.0 if label else -1.0
-    if isinstance(label, numbers.Real) and label in (0, 1):
+    if isinstance(label, (numbers.Integral, np.integer)) and label in (0, 1):
         return 1.0 if label == 1 else -1.0
     raise ValueError(
         f"{estimator} expects bool labels (True = positive, False = negative, or 1/0); "

@@ -107,8 +107,8 @@ def validate_frame(X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         except (TypeError, ValueError):
             pass
         else:
-            if np.isfinite(matrix).all():
-                return matrix, np.ones(matrix.shape[1], dtype=bool)
+            if np.isfinite(matrix).all():  # no missing cell: every column observed if any row
+                return matrix, np.full(matrix.shape[1], len(matrix) > 0)
             if not np.isinf(matrix).any():
                 missing = np.isnan(matrix)
                 matrix[missing] = 0.0

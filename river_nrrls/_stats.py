@@ -46,10 +46,13 @@ def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.nda
     """Solve ``matrix @ w = rhs`` for a symmetric positive (semi-)definite ``matrix``.
 
     Only the upper triangle of ``matrix`` is read. Cholesky (LAPACK ``potrf``/``potrs``) is the
-    normal path; if the matrix is numerically singular (possible only with ``b = 0``) the
-    minimum-norm least-squares solution is returned instead. ``ridge`` is a lower bound of the
-    smallest eigenvalue (the b of ``M = ... + b I``): when it is positive a successful
-    factorisation cannot give an overflowing solution, and the finiteness check is skipped.
+    normal path. If it fails from rounding (badly scaled columns, such as the high powers of a
+    polynomial model), the system is equilibrated, ``D M D (D^-1 w) = D r`` with
+    ``D = diag(M)^(-1/2)``, which leaves the solution unchanged and often restores a usable
+    condition number, and factorised again. Only if that fails too (a numerically singular
+    matrix, e.g. ``b = 0``) is the minimum-norm least-squares solution returned. ``ridge`` is a
+    lower bound of the smallest eigenvalue (the b of ``M = ... + b I``): when it is positive a
+    successful factorisation cannot give an overflowing solution, and that check is skipped.
 
     """
     factor, info = lapack.dpotrf(matrix, lower=0, clean=0)
@@ -57,7 +60,20 @@ def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.nda
         solution, info = lapack.dpotrs(factor, rhs, lower=0)
         if info == 0 and (ridge > 1e-200 or np.isfinite(solution).all()):
             return solution
-    return np.linalg.lstsq(symmetrize_upper(matrix), rhs, rcond=None)[0]
+    return _solve_spd_fallback(symmetrize_upper(matrix), rhs)
+
+
+def _solve_spd_fallback(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    diagonal = np.diag(matrix).copy()
+    if np.all(diagonal > 0) and np.isfinite(diagonal).all():
+        scale = 1.0 / np.sqrt(diagonal)  # D = diag(M)^(-1/2)
+        scaled_rhs = rhs * (scale[:, None] if rhs.ndim == 2 else scale)
+        factor, info = lapack.dpotrf(matrix * np.outer(scale, scale), lower=0, clean=0)
+        if info == 0:
+            solution, info = lapack.dpotrs(factor, scaled_rhs, lower=0)
+            if info == 0 and np.isfinite(solution).all():
+                return solution * (scale[:, None] if rhs.ndim == 2 else scale)  # w = D z
+    return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
 
 
 class ClassStatistics:

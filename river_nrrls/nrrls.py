@@ -248,7 +248,8 @@ class NRRLS(base.MiniBatchClassifier):
     # ------------------------------------------------------------------ merging
 
     def _check_mergeable(self, other: NRRLS) -> None:
-        if not isinstance(other, NRRLS):
+        # issubclass, not isinstance: river makes a pipeline ending in an NRRLS an "instance".
+        if not issubclass(type(other), NRRLS):
             raise TypeError(f"can only merge an NRRLS with an NRRLS, not {type(other).__name__}")
         for name in ("b", "reweight", "tau", "eta", "intercept", "forgetting", "solver"):
             mine, theirs = getattr(self, name), getattr(other, name)

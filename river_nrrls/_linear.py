@@ -1,0 +1,54 @@
+"""Small helpers of the first-order linear models (OCSCA's correction, CSOGD): a weight vector
+that grows with the shared feature index, an order-independent dot product, the logistic map."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["binary_proba", "exact_dot", "sigmoid", "weights_at", "with_capacity"]
+
+
+def exact_dot(weights: np.ndarray, values: np.ndarray) -> float:
+    """w . x, correctly rounded from the products so that it does not depend on the order of the
+    features (a margin on the edge of a hinge must not flip with the order of the keys of x)."""
+    products = weights * values
+    try:
+        return math.fsum(products.tolist())
+    except (OverflowError, ValueError):  # a sum that overflows, or inf - inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            return float(products.sum())
+
+
+def weights_at(weights: np.ndarray, columns: list[int], new: list) -> np.ndarray:
+    """``weights[columns]``, 0 for the provisional columns of not yet added features."""
+    if not new:
+        return weights[columns]
+    column_array = np.asarray(columns, dtype=int)
+    known = column_array < len(weights)  # spare capacity holds zeros
+    current = np.zeros(len(column_array))
+    current[known] = weights[column_array[known]]
+    return current
+
+
+def with_capacity(weights: np.ndarray, size: int) -> np.ndarray:
+    """``weights`` itself, or a copy zero-padded to at least ``size`` (capacity doubling)."""
+    if size <= len(weights):
+        return weights
+    grown = np.zeros(max(2 * len(weights), size))
+    grown[: len(weights)] = weights
+    return grown
+
+
+def sigmoid(value: float) -> float:
+    """The logistic function 1 / (1 + exp(-value)), without overflow."""
+    if value >= 0.0:
+        return 1.0 / (1.0 + math.exp(-value))
+    exponential = math.exp(value)
+    return exponential / (1.0 + exponential)
+
+
+def binary_proba(score: float) -> dict[bool, float]:
+    """river's binary contract: ``{False: p0, True: p1}`` with p1 = sigmoid(score)."""
+    return {False: sigmoid(-score), True: sigmoid(score)}

@@ -1,0 +1,446 @@
+"""OCSCA: online cost-sensitive classifier adaptation of any river model."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+import typing
+
+import numpy as np
+from river import base, compose
+
+from ._checks import check_real, label_sign
+from ._index import FeatureIndex
+from ._linear import binary_proba, exact_dot, weights_at, with_capacity
+
+__all__ = ["OCSCA"]
+
+_SCORES = ("auto", "decision", "proba", "logit", "regression")
+
+#: ``score="logit"`` clips the base model's probability to [eps, 1 - eps] (|logit| <= 13.8).
+_LOGIT_EPS = 1e-6
+
+
+def _final_step(model: base.Estimator) -> base.Estimator:
+    """The estimator that produces a (possibly nested) pipeline's output."""
+    while isinstance(model, compose.Pipeline):
+        model = model._last_step
+    return model
+
+
+def _resolve_score(model: typing.Any, score: str) -> str:
+    """The score read from the model: ``decision``, ``proba``, ``logit`` or ``regression``."""
+    if not isinstance(model, base.Estimator):
+        raise TypeError(f"model must be a river estimator, got {type(model).__name__}")
+    if not isinstance(score, str) or score not in _SCORES:
+        raise ValueError(f"score must be one of {_SCORES}, got {score!r}")
+    final = _final_step(model)
+    if score == "auto":
+        if callable(getattr(model, "decision_one", None)):
+            return "decision"
+        if isinstance(final, base.Classifier):
+            return "proba"
+        if isinstance(final, base.Regressor):
+            return "regression"
+        raise TypeError(
+            f"score='auto' needs a model with decision_one, a classifier or a regressor; "
+            f"{type(model).__name__} is none of them"
+        )
+    needed = {
+        "decision": "decision_one",
+        "proba": "predict_proba_one",
+        "logit": "predict_proba_one",
+        "regression": "predict_one",
+    }[score]
+    if not callable(getattr(model, needed, None)):
+        raise TypeError(f"score={score!r} needs model.{needed}, which {type(model).__name__} lacks")
+    return score
+
+
+def _accepts_weight(method: typing.Callable) -> bool:
+    """Whether ``method`` takes a ``w`` keyword (or ``**kwargs``), as progressive_val_score asks."""
+    parameters = inspect.signature(method).parameters
+    return "w" in parameters or any(
+        parameter.kind == inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()
+    )
+
+
+def _same_model_params(given: typing.Any, model: base.Estimator) -> bool:
+    """Whether ``given`` is river's ``(class, params)`` description of ``model`` itself."""
+    if not (isinstance(given, tuple) and len(given) == 2 and given[0] is type(model)):
+        return False
+    try:
+        return bool(given[1] == model._get_params())
+    except (TypeError, ValueError):  # parameters that cannot be compared (arrays, ...)
+        return False
+
+
+class OCSCA(base.Wrapper, base.Classifier):
+    """Online cost-sensitive classifier adaptation (OCSCA) of any river model.
+
+    A model ``f0`` was trained for one cost setting; the stream now comes with other costs.
+    OCSCA keeps ``f0`` as it is and learns online a linear correction ``w`` of its score:
+
+        f(x) = f0(x) + w . x
+
+    Every labelled sample ``(x_t, y_t)`` with misclassification cost ``C_t`` takes the
+    passive-aggressive step of the paper's Algorithm 1 on the cost-weighted hinge loss
+    ``C_t max(0, 1 - y_t f(x_t))``, with ``y_t = +1`` for ``True`` and ``-1`` for ``False``:
+
+        tau'_t = (1 - y_t (f0(x_t) + w_{t-1} . x_t)) / (x_t . x_t)
+        tau_t  = clip(tau'_t, 0, alpha C_t)
+        w_t    = w_{t-1} + tau_t y_t x_t
+
+    This is the closed-form solution of ``min 1/2 |w - w_{t-1}|^2 + alpha C_t xi`` subject to
+    ``1 - y_t f(x_t) <= xi, xi >= 0`` (PA-I with a class-dependent aggressiveness). Learning costs
+    O(number of features of x) plus one evaluation of ``f0``.
+
+    Parameters
+    ----------
+    model
+        The base classifier ``f0``: ANY river model, used as given (already trained, not cloned).
+        Its score ``f0(x)`` is chosen by ``score``.
+    alpha
+        The trade-off alpha > 0 of the paper (chosen by cross-validation there; no default is
+        given): the largest step on a sample is ``alpha C_t``.
+    cost_pos
+        Misclassification cost C+ of a positive (``True``) sample.
+    cost_neg
+        Misclassification cost C- of a negative (``False``) sample.
+    score
+        How ``f0(x)`` is read from the model. ``"decision"``: ``model.decision_one(x)[True]``
+        (for instance :class:`~river_nrrls.NRRLS`; ``-decision[False]`` when only ``False`` is
+        there). ``"proba"``: ``2 p - 1`` with ``p = model.predict_proba_one(x)[True]``.
+        ``"logit"``: ``log(p / (1 - p))`` with ``p`` clipped to [1e-6, 1 - 1e-6].
+        ``"regression"``: ``model.predict_one(x)``. ``"auto"`` (default): ``"decision"`` if the
+        model has ``decision_one``, else ``"proba"`` for a classifier (the last step of a
+        pipeline decides), else ``"regression"`` for a regressor.
+    intercept
+        Append a constant feature 1 to ``x``, so that ``w`` has a bias that can shift the
+        threshold of ``f0`` uniformly (the main effect of a change of costs). This is a
+        deviation from the paper, whose ``w`` has no bias; ``False`` (default) is the paper.
+    learn_base
+        Keep training ``f0`` on the stream, after the adaptation step (whose score is the one
+        of ``f0`` before it learns the sample). ``False`` (default) is the paper: ``f0`` is
+        never modified.
+
+    Attributes
+    ----------
+    weights
+        The adaptation ``w`` as ``{feature: weight}`` (a copy), for the features that took part
+        in a step.
+    bias
+        The weight of the constant feature (0 when ``intercept=False``).
+
+    Notes
+    -----
+    **Costs.** ``learn_one(x, y, w=c)`` gives the sample its own cost ``C_t = c``, which
+    overrides ``cost_pos`` / ``cost_neg``. :func:`river.evaluate.progressive_val_score` passes
+    ``w`` this way from a stream of ``(x, y, {"w": c})`` triples, so cost-sensitive streams need
+    no extra code.
+
+    **Details of the update.** A row with ``x . x = 0`` (no non-zero feature and no intercept)
+    leaves ``w`` unchanged, as does a passive step (``tau_t = 0``); a feature enters
+    :attr:`weights` at its first non-zero step. Features may appear at any time (their weight
+    starts at 0) or be absent (zero); a ``None`` value is missing (zero) and is not shown to
+    ``f0``. Non-numeric or non-finite values raise an error naming the feature, and a bad
+    label, cost or ``x`` leaves the model (``f0`` included) exactly as it was.
+
+    **Before f0 knows anything.** When the base model has no output yet (an empty
+    ``decision_one`` or ``predict_proba_one``, or a ``None`` prediction) its score is 0.
+    Errors raised by the base model itself are not caught.
+
+    **Outputs.** ``decision_one`` is ``{True: f, False: -f}``; ``predict_one`` is ``f >= 0``
+    (ties go to the positive class, as in LIBOL); ``predict_proba_one`` is
+    ``{False: 1 - s(f), True: s(f)}`` with the logistic ``s(f) = 1 / (1 + exp(-f))``, monotone
+    in ``f``, from the very first call. With ``score="logit"`` and ``w = 0`` it is the (clipped)
+    probability of ``f0`` itself.
+
+    **Cloning.** River's default ``clone`` would rebuild ``f0`` untrained and so throw away the
+    model to adapt. ``clone()`` here keeps ``f0`` as it was given: a deep copy of it, taken
+    before its first update when ``learn_base=True``. Passing ``new_params={"model": ...}`` with
+    other parameters gives river's usual behaviour (a fresh model with those parameters).
+
+    Extra keyword arguments of ``learn_one``, ``predict_one``, ``predict_proba_one`` and
+    ``decision_one`` are passed on to the base model; with ``learn_base=True`` the base model
+    also receives ``w`` when it is given and its ``learn_one`` accepts it.
+
+    Examples
+    --------
+
+    A logistic regression trained with positives weighted 2 (C+ = 2, C- = 1) on 200 samples of
+    Pima is adapted to the costs C+ = 5, C- = 1 on the other samples (Pima's file is sorted by
+    class, hence the shuffle).
+
+    >>> import random
+    >>> from river import evaluate, linear_model, metrics, optim
+    >>> from river_nrrls import OCSCA, datasets
+    >>> from river_nrrls.metrics import MisclassificationCost
+
+    >>> data = list(datasets.Pima())
+    >>> random.Random(1).shuffle(data)
+    >>> f0 = linear_model.LogisticRegression(optimizer=optim.SGD(0.1), intercept_lr=0.1)
+    >>> for _ in range(20):
+    ...     for x, y in data[:200]:
+    ...         f0.learn_one(x, y, w=2.0 if y else 1.0)
+
+    f0 alone on the other samples, then its adaptation (each sample is predicted, then learnt):
+
+    >>> f0_cost = MisclassificationCost(cost_pos=5.0, cost_neg=1.0)
+    >>> for x, y in data[200:]:
+    ...     f0_cost.update(y, f0.predict_one(x))
+    >>> f0_cost
+    MisclassificationCost: 0.554577
+
+    >>> model = OCSCA(f0, alpha=0.01, cost_pos=5.0, cost_neg=1.0, score="logit", intercept=True)
+    >>> metric = MisclassificationCost(cost_pos=5.0, cost_neg=1.0) + metrics.Accuracy()
+    >>> evaluate.progressive_val_score(data[200:], model, metric)
+    MisclassificationCost: 0.489437
+    Accuracy: 64.44%
+
+    The same costs given per sample, as a third element of the stream:
+
+    >>> weighted = [(x, y, {"w": 5.0 if y else 1.0}) for x, y in data[200:]]
+    >>> evaluate.progressive_val_score(
+    ...     weighted,
+    ...     OCSCA(f0, alpha=0.01, score="logit", intercept=True),
+    ...     MisclassificationCost(cost_pos=5.0, cost_neg=1.0),
+    ... )
+    MisclassificationCost: 0.489437
+
+    f0 was not modified, and the adaptation is a linear correction of its log-odds:
+
+    >>> f0_after = MisclassificationCost(cost_pos=5.0, cost_neg=1.0)
+    >>> for x, y in data[200:]:
+    ...     f0_after.update(y, f0.predict_one(x))
+    >>> f0_after.get() == f0_cost.get()
+    True
+
+    >>> x, y = data[0]
+    >>> f = model.decision_one(x)[True]
+    >>> p = f0.predict_proba_one(x)[True]
+    >>> import math
+    >>> w_x = sum(model.weights[name] * value for name, value in x.items()) + model.bias
+    >>> math.isclose(f, math.log(p / (1 - p)) + w_x)
+    True
+
+    References
+    ----------
+    [^1]: Online classifier adaptation for cost-sensitive learning (Algorithm 1). Believed to be
+        J. Zhang and J. García, arXiv 2015 / Neural Computing and Applications 2016.
+
+    """
+
+    def __init__(
+        self,
+        model: base.Estimator,
+        alpha: float = 1.0,
+        cost_pos: float = 1.0,
+        cost_neg: float = 1.0,
+        score: str = "auto",
+        intercept: bool = False,
+        learn_base: bool = False,
+    ):
+        self.model = model
+        self.alpha = alpha
+        self.cost_pos = cost_pos
+        self.cost_neg = cost_neg
+        self.score = score
+        self.intercept = intercept
+        self.learn_base = learn_base
+        self._alpha = check_real("alpha", alpha, low=0.0, low_open=True)
+        self._cost_pos = check_real("cost_pos", cost_pos, low=0.0)
+        self._cost_neg = check_real("cost_neg", cost_neg, low=0.0)
+        if not isinstance(intercept, (bool, np.bool_)):
+            raise TypeError(f"intercept must be a bool, got {intercept!r}")
+        if not isinstance(learn_base, (bool, np.bool_)):
+            raise TypeError(f"learn_base must be a bool, got {learn_base!r}")
+        self._score = _resolve_score(model, score)
+        self._constant = 1.0 if intercept else 0.0  # the appended feature's value (0: none)
+        self._base_takes_w = bool(learn_base) and _accepts_weight(model.learn_one)
+        self._index = FeatureIndex()
+        self._w = np.zeros(8)  # w, with spare capacity beyond self._index.size (zeros)
+        self._bias = 0.0
+        self._model_as_given: base.Estimator | None = None  # f0 before learn_base changed it
+
+    @classmethod
+    def _unit_test_params(cls):
+        from river import datasets, linear_model, optim
+
+        from .nrrls import NRRLS
+
+        phishing = list(datasets.Phishing().take(60))
+        classifier = linear_model.LogisticRegression(optimizer=optim.SGD(0.5))
+        for x, y in phishing:
+            classifier.learn_one(x, y, w=2.0 if y else 1.0)
+        yield {"model": classifier, "cost_pos": 5.0}
+
+        nrrls = NRRLS()
+        for x, y in phishing:
+            nrrls.learn_one(x, y)
+        yield {"model": nrrls, "alpha": 0.5, "intercept": True, "cost_pos": 3.0}
+
+        yield {"model": NRRLS(), "learn_base": True, "intercept": True}
+        yield {"model": linear_model.LogisticRegression(), "score": "logit", "learn_base": True}
+        yield {"model": linear_model.LinearRegression(), "alpha": 0.1}
+
+    @property
+    def _wrapped_model(self) -> base.Estimator:
+        return self.model
+
+    @property
+    def _supervised(self) -> bool:
+        return True
+
+    @property
+    def _multiclass(self) -> bool:
+        return False
+
+    def clone(self, new_params: dict | None = None, include_attributes: bool = False):
+        """A copy with the same parameters and no adaptation learnt.
+
+        Unlike river's default, ``f0`` keeps its training: the clone wraps a deep copy of the
+        model as it was given (before ``learn_base`` trained it), unless ``new_params`` gives
+        another model or other parameters for it.
+
+        """
+        new_params = dict(new_params or {})
+        given = new_params.get("model", self.model)
+        if given is self.model or _same_model_params(given, self.model):
+            as_given = self.model if self._model_as_given is None else self._model_as_given
+            new_params["model"] = as_given  # river's clone deep-copies a non-class parameter
+        return super().clone(new_params, include_attributes)
+
+    # ----------------------------------------------------------------- helpers
+
+    def _base_input(self, x: dict) -> dict:
+        """``x`` as shown to f0: as given, without its missing (None) values."""
+        if None in x.values():
+            return {name: value for name, value in x.items() if value is not None}
+        return x
+
+    def _base_score(self, x: dict, kwargs: dict) -> float:
+        """f0(x) on the hinge scale (0 while the base model has no output)."""
+        mode = self._score
+        if mode == "regression":
+            prediction = self.model.predict_one(x, **kwargs)
+            score = 0.0 if prediction is None else float(prediction)
+        elif mode == "decision":
+            outputs = self.model.decision_one(x, **kwargs)
+            if not outputs:
+                return 0.0
+            if True in outputs:
+                score = float(outputs[True])
+            elif False in outputs:
+                score = -float(outputs[False])
+            else:
+                raise ValueError(
+                    f"the base model's decision_one has no True or False entry: {outputs!r}"
+                )
+        else:
+            probabilities = self.model.predict_proba_one(x, **kwargs)
+            if not probabilities:
+                return 0.0
+            if True in probabilities:
+                p = float(probabilities[True])
+            elif False in probabilities:
+                p = 1.0 - float(probabilities[False])
+            else:
+                raise ValueError(
+                    f"the base model's predict_proba_one has no True or False entry: "
+                    f"{probabilities!r}"
+                )
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"the base model gave a probability {p!r} outside [0, 1]")
+            if mode == "proba":
+                score = 2.0 * p - 1.0  # f0 = 2 p - 1
+            else:
+                p = min(max(p, _LOGIT_EPS), 1.0 - _LOGIT_EPS)
+                score = math.log(p / (1.0 - p))  # f0 = log(p / (1 - p))
+        if not math.isfinite(score):
+            raise ValueError(f"the base model {type(self.model).__name__} gave the score {score!r}")
+        return score
+
+    def _adaptation(self, columns: list[int], values: np.ndarray) -> float:
+        """w . x for known columns (the constant feature included)."""
+        return exact_dot(self._w[columns], values) + self._bias * self._constant
+
+    def _grow(self, new_features: list) -> None:
+        if new_features:
+            self._index.add(new_features)
+            self._w = with_capacity(self._w, self._index.size)
+
+    # ---------------------------------------------------------------- learning
+
+    def learn_one(self, x: dict, y: typing.Any, w: float | None = None, **kwargs) -> None:
+        """One step of Algorithm 1 on ``(x, y)`` with cost ``w`` (default: the class cost)."""
+        y_t = label_sign(y, "OCSCA")  # y_t in {-1, +1}
+        if w is None:
+            cost = self._cost_pos if y_t > 0 else self._cost_neg  # C_t
+        else:
+            cost = check_real("w (the sample's cost)", w, low=0.0)  # C_t given per sample
+        columns, values, new = self._index.encode_one(x, grow=True)
+        base_x = self._base_input(x)
+        squared_norm = exact_dot(values, values) + self._constant  # x_t . x_t
+        step = 0.0
+        if squared_norm > 0.0:
+            if not math.isfinite(squared_norm):
+                raise ValueError("x is too large: x . x overflows")
+            current = weights_at(self._w, columns, new)  # w_{t-1} at the columns of x_t
+            f_t = self._base_score(base_x, kwargs) + exact_dot(current, values) + (
+                self._bias * self._constant
+            )  # f0(x_t) + w_{t-1} . x_t
+            tau_prime = (1.0 - y_t * f_t) / squared_norm  # tau'_t
+            tau = min(max(tau_prime, 0.0), self._alpha * cost)  # tau_t = clip(tau', 0, alpha C_t)
+            step = tau * y_t
+        if step != 0.0:
+            updated = current + step * values  # w_t = w_{t-1} + tau_t y_t x_t
+            updated_bias = self._bias + step * self._constant
+            if not math.isfinite(float(updated.sum()) + updated_bias):  # inf or nan somewhere
+                raise ValueError("the update of w overflows (x has values that are too large)")
+        if self.learn_base:
+            self._learn_base(base_x, y_t > 0, w, kwargs)
+        if step != 0.0:  # commit: nothing can fail any more
+            self._grow(new)
+            self._w[columns] = updated
+            self._bias = updated_bias
+
+    def _learn_base(self, x: dict, label: bool, w: float | None, kwargs: dict) -> None:
+        as_given = copy.deepcopy(self.model) if self._model_as_given is None else None
+        if w is not None and self._base_takes_w:
+            self.model.learn_one(x, label, w=w, **kwargs)
+        else:
+            self.model.learn_one(x, label, **kwargs)
+        if as_given is not None:
+            self._model_as_given = as_given
+
+    # --------------------------------------------------------------- inference
+
+    def _score_one(self, x: dict, kwargs: dict) -> float:
+        """f(x) = f0(x) + w . x."""
+        columns, values, _ = self._index.encode_one(x, grow=False)
+        return self._base_score(self._base_input(x), kwargs) + self._adaptation(columns, values)
+
+    def decision_one(self, x: dict, **kwargs) -> dict[bool, float]:
+        """``{True: f(x), False: -f(x)}`` with ``f(x) = f0(x) + w . x``."""
+        score = self._score_one(x, kwargs)
+        return {True: score, False: -score}
+
+    def predict_one(self, x: dict, **kwargs) -> bool:
+        return self._score_one(x, kwargs) >= 0.0
+
+    def predict_proba_one(self, x: dict, **kwargs) -> dict[bool, float]:
+        return binary_proba(self._score_one(x, kwargs))
+
+    # -------------------------------------------------------------- inspection
+
+    @property
+    def weights(self) -> dict[typing.Hashable, float]:
+        """The adaptation ``w`` as ``{feature: weight}`` (read-only copy)."""
+        return self._index.to_dict(self._w)
+
+    @property
+    def bias(self) -> float:
+        """The weight of the constant feature (0 when ``intercept=False``)."""
+        return float(self._bias)
