@@ -26,7 +26,7 @@ import numpy as np
 
 from ._stats import ClassStatistics, symmetrize_upper
 
-__all__ = ["RecursiveInverse"]
+__all__ = ["RecursiveInverse", "grow_inverse"]
 
 
 class RecursiveInverse:
@@ -52,14 +52,9 @@ class RecursiveInverse:
 
     def grow(self, dim: int) -> None:
         """New feature columns: M gains b on the diagonal, so R^{-1} gains 1/b (exact)."""
-        dim -= self.first
-        for k, inverse in enumerate(self.inverses):
-            old = len(inverse)
-            if dim > old:
-                grown = np.zeros((dim, dim))
-                grown[:old, :old] = inverse
-                grown.flat[old * (dim + 1) :: dim + 1] = 1.0 / self.b  # R_0^{-1} = I / b
-                self.inverses[k] = grown
+        self.inverses = [
+            grow_inverse(inverse, dim - self.first, self.b) for inverse in self.inverses
+        ]
 
     def sync_systems(self, stats: ClassStatistics) -> None:
         """Create the systems of classes that were just added to ``stats`` (before they learn)."""
@@ -150,3 +145,14 @@ def _sherman_morrison(inverse: np.ndarray, x: np.ndarray, beta: float) -> np.nda
     gx = inverse @ x  # G^{-1} x
     updated = inverse - np.outer(gx, gx) * (beta / (1.0 + beta * (x @ gx)))
     return (updated + updated.T) / 2.0
+
+
+def grow_inverse(inverse: np.ndarray, dim: int, b: float) -> np.ndarray:
+    """``P`` extended to ``dim`` columns: past samples had zeros there, so ``P`` gains ``1/b``."""
+    old = len(inverse)
+    if dim <= old:
+        return inverse
+    grown = np.zeros((dim, dim), order="F")
+    grown[:old, :old] = inverse
+    grown.flat[old * (dim + 1) :: dim + 1] = 1.0 / b  # P_0 = I / b on the new diagonal
+    return grown

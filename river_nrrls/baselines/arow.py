@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_real
-from .cw import GaussianLinearClassifier
+from ._gaussian import GaussianLinearClassifier
 
 __all__ = ["AROWClassifier"]
 

@@ -5,129 +5,10 @@ from __future__ import annotations
 import typing
 
 import numpy as np
-from river import base, utils
-from scipy.linalg import blas
 
-from .._checks import as_label, check_bool, check_real
-from .._index import FeatureIndex
+from ._least_squares import OneVsRestLeastSquares, grow_inverse, inverse_step
 
 __all__ = ["ARRLS"]
-
-
-def inverse_step(
-    inverse: np.ndarray, x: np.ndarray, inverse_weight: float
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """Add the sample ``x`` with weight ``gamma = 1 / inverse_weight`` to ``P`` (Sherman-Morrison).
-
-    ``inverse`` is ``P = (sum_i gamma_i x_i x_i^T + b I)^{-1}`` (Fortran order, upper triangle
-    authoritative), updated in place whenever BLAS can. Returns the new ``P``, the old ``P x``
-    and ``1/gamma + x^T P x``: the RLS gain is ``g = gamma P_new x = P x / (1/gamma + x^T P x)``.
-
-    """
-    px = blas.dsymv(1.0, inverse, x, lower=0)  # P x
-    denominator = inverse_weight + float(x @ px)  # 1/gamma + x^T P x
-    # P <- P - gamma P x x^T P / (1 + gamma x^T P x)
-    inverse = blas.dsyr(-1.0 / denominator, px, lower=0, a=inverse, overwrite_a=1)
-    return inverse, px, denominator
-
-
-def grow_inverse(inverse: np.ndarray, dim: int, b: float) -> np.ndarray:
-    """``P`` extended to ``dim`` columns: past samples had zeros there, so ``P`` gains ``1/b``."""
-    old = len(inverse)
-    if dim <= old:
-        return inverse
-    grown = np.zeros((dim, dim), order="F")
-    grown[:old, :old] = inverse
-    grown.flat[old * (dim + 1) :: dim + 1] = 1.0 / b  # P_0 = I / b on the new diagonal
-    return grown
-
-
-class OneVsRestLeastSquares(base.Classifier):
-    """What AR-RLS and IR-RLS share: parameters, labels, features and inference.
-
-    A subclass implements :meth:`_weight_matrix`: one weight vector per seen class (rows, in the
-    order the classes were first seen) over the columns of ``self._index``.
-
-    """
-
-    def __init__(self, b: float, tau: float, eta: float, intercept: bool):
-        self.b = b
-        self.tau = tau
-        self.eta = eta
-        self.intercept = intercept
-        self._b = check_real("b", b, low=0.0, low_open=True)
-        self._tau = check_real("tau", tau)
-        self._eta = check_real("eta", eta, low=0.0, low_open=True)
-        check_bool("intercept", intercept)
-        # With an intercept, column 0 is the constant 1 (filled in by the index).
-        self._index = FeatureIndex(offset=1, fill=1.0) if intercept else FeatureIndex()
-        self._labels: list[typing.Hashable] = []
-        self._slots: dict[typing.Hashable, int] = {}
-        self._counts: list[int] = []  # n^c, samples seen per class
-
-    @property
-    def _multiclass(self):
-        return True
-
-    def _weight_matrix(self) -> np.ndarray:
-        raise NotImplementedError
-
-    def _encode_sample(
-        self, x: dict, y: typing.Hashable
-    ) -> tuple[typing.Hashable, np.ndarray, list]:
-        """Validate a sample without touching the model: its label, dense vector, new features."""
-        label = as_label(y)
-        vector, new_features = self._index.dense_one(x, grow=True)
-        return label, vector, new_features
-
-    def _dense(self, x: dict) -> np.ndarray:
-        vector, _ = self._index.dense_one(x, grow=False)
-        return vector
-
-    def _add_class(self, label: typing.Hashable) -> int:
-        self._slots[label] = len(self._labels)
-        self._labels.append(label)
-        self._counts.append(0)
-        return self._slots[label]
-
-    def decision_one(self, x: dict) -> dict[typing.Hashable, float]:
-        """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class."""
-        vector = self._dense(x)
-        if not self._labels:
-            return {}
-        return dict(zip(self._labels, (self._weight_matrix() @ vector).tolist()))
-
-    def predict_one(self, x: dict) -> typing.Hashable | None:
-        decision = self.decision_one(x)
-        if not decision:
-            return None
-        return max(decision, key=decision.__getitem__)
-
-    def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
-        """Softmax of ``2 f_k / eta`` over the seen classes (NRRLS's convention)."""
-        scale = 2.0 / self._eta
-        return utils.math.softmax(
-            {label: scale * output for label, output in self.decision_one(x).items()}
-        )
-
-    @property
-    def weights(self) -> dict[typing.Hashable, dict[typing.Hashable, float]]:
-        """``{label: {feature: weight}}`` (read-only copy)."""
-        rows = self._weight_matrix()
-        return {label: self._index.to_dict(row) for label, row in zip(self._labels, rows)}
-
-    @property
-    def intercepts(self) -> dict[typing.Hashable, float]:
-        """``{label: intercept}`` (0 for every class when ``intercept=False``)."""
-        return {
-            label: float(row[0]) if self.intercept else 0.0
-            for label, row in zip(self._labels, self._weight_matrix())
-        }
-
-    @property
-    def n_samples(self) -> dict[typing.Hashable, int]:
-        """Number of samples seen from every class."""
-        return dict(zip(self._labels, self._counts))
 
 
 class ARRLS(OneVsRestLeastSquares):
@@ -205,9 +86,7 @@ class ARRLS(OneVsRestLeastSquares):
 
     """
 
-    def __init__(
-        self, b: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True
-    ):
+    def __init__(self, b: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True):
         super().__init__(b=b, tau=tau, eta=eta, intercept=intercept)
         self._inverse = grow_inverse(np.zeros((0, 0), order="F"), self._index.size, self._b)
         # Row 0: the weighted ridge with target 1 for every sample, the start of a new class.

@@ -4,142 +4,15 @@ from __future__ import annotations
 
 import math
 import statistics
-import typing
 
 import numpy as np
-from river import base
-from scipy.linalg import blas
 
-from .._checks import check_bool, check_real, label_sign
-from .._index import FeatureIndex
+from .._checks import check_real
+from ._gaussian import GaussianLinearClassifier
 
 __all__ = ["CWClassifier"]
 
 _CW_VARIANTS = ("exact", "variance")
-
-
-class GaussianLinearClassifier(base.Classifier):
-    """What CW, AROW and ACOG share: a binary linear model with a Gaussian over its weights.
-
-    The state is the mean ``mu`` (the weights used to predict) and the covariance ``Sigma`` of
-    the weights, full (a Fortran-ordered matrix whose upper triangle is authoritative) or
-    diagonal (a vector). A subclass implements :meth:`_update`, built from :meth:`_sigma_x`
-    and :meth:`_shrink`.
-
-    Features may appear at any time: a new feature was zero in every past sample, so it got no
-    update and its weight is exactly as initialised, mean 0 and variance ``initial_variance``,
-    uncorrelated with the others.
-
-    """
-
-    def _setup(self, initial_variance: float, diagonal: bool, intercept: bool) -> None:
-        self._initial_variance = check_real(
-            "initial_variance", initial_variance, low=0.0, low_open=True
-        )
-        self._diagonal = check_bool("diagonal", diagonal)
-        self._intercept = check_bool("intercept", intercept)
-        # With an intercept, column 0 is the constant 1 (filled in by the index).
-        self._index = FeatureIndex(offset=1, fill=1.0) if self._intercept else FeatureIndex()
-        dim = self._index.size
-        self._mean = np.zeros(dim)  # mu
-        if self._diagonal:
-            self._covariance = np.full(dim, self._initial_variance)  # diag(Sigma)
-        else:
-            self._covariance = self._initial_variance * np.eye(dim, order="F")  # Sigma_0 = a I
-
-    # --------------------------------------------------------------- state
-
-    def _grow(self, new_features: list) -> None:
-        """Commit new features: mean 0, variance ``initial_variance``, no correlation (exact)."""
-        if not new_features:
-            return
-        old = self._index.size
-        self._index.add(new_features)
-        dim = self._index.size
-        self._mean = np.concatenate([self._mean, np.zeros(dim - old)])
-        if self._diagonal:
-            self._covariance = np.concatenate(
-                [self._covariance, np.full(dim - old, self._initial_variance)]
-            )
-        else:
-            grown = np.zeros((dim, dim), order="F")
-            grown[:old, :old] = self._covariance
-            grown.flat[old * (dim + 1) :: dim + 1] = self._initial_variance
-            self._covariance = grown
-
-    def _sigma_x(self, vector: np.ndarray) -> np.ndarray:
-        """Sigma x."""
-        if self._diagonal:
-            return self._covariance * vector
-        if not len(vector):  # no column yet (BLAS rejects empty vectors)
-            return np.zeros(0)
-        return blas.dsymv(1.0, self._covariance, vector, lower=0)
-
-    def _shrink(self, sigma_x: np.ndarray, beta: float) -> None:
-        """Sigma <- Sigma - beta (Sigma x)(Sigma x)^T (only the diagonal of it when diagonal)."""
-        if self._diagonal:
-            self._covariance -= beta * sigma_x * sigma_x
-        elif len(sigma_x):
-            self._covariance = blas.dsyr(
-                -beta, sigma_x, lower=0, a=self._covariance, overwrite_a=1
-            )
-
-    def _update(self, vector: np.ndarray, sign: float) -> None:
-        raise NotImplementedError
-
-    # ------------------------------------------------------------ learning
-
-    def learn_one(self, x: dict, y: typing.Any) -> None:
-        sign = label_sign(y)  # y in {-1, +1}
-        vector, new_features = self._index.dense_one(x, grow=True)
-        self._grow(new_features)
-        self._update(vector, sign)
-
-    # ----------------------------------------------------------- inference
-
-    def decision_one(self, x: dict) -> float:
-        """The margin ``mu . x`` (features not seen yet have weight 0)."""
-        vector, _ = self._index.dense_one(x, grow=False)
-        return float(self._mean @ vector)
-
-    def predict_one(self, x: dict) -> bool:
-        return self.decision_one(x) >= 0.0
-
-    def predict_proba_one(self, x: dict) -> dict[bool, float]:
-        """``P(w . x >= 0)`` for ``w ~ N(mu, Sigma)``: ``Phi(mu.x / sqrt(x^T Sigma x))``.
-
-        Features not seen yet count with their prior variance.
-
-        """
-        vector, _ = self._index.dense_one(x, grow=True)  # unseen features at the end
-        known = vector[: len(self._mean)]
-        margin = float(self._mean @ known)  # mu . x
-        unseen = vector[len(self._mean) :]
-        variance = float(known @ self._sigma_x(known))  # x^T Sigma x
-        variance += self._initial_variance * float(unseen @ unseen)
-        if variance > 0.0:
-            p_true = 0.5 * math.erfc(-margin / math.sqrt(2.0 * variance))  # Phi(m / sqrt(v))
-        else:
-            p_true = 0.5 if margin == 0.0 else float(margin > 0.0)
-        return {False: 1.0 - p_true, True: p_true}
-
-    # ---------------------------------------------------------- inspection
-
-    @property
-    def weights(self) -> dict[typing.Hashable, float]:
-        """``{feature: mean weight}`` (read-only copy)."""
-        return self._index.to_dict(self._mean)
-
-    @property
-    def variances(self) -> dict[typing.Hashable, float]:
-        """``{feature: variance of its weight}``, the diagonal of Sigma (read-only copy)."""
-        diagonal = self._covariance if self._diagonal else np.diag(self._covariance)
-        return self._index.to_dict(diagonal)
-
-    @property
-    def intercept_(self) -> float:
-        """The mean weight of the constant feature (0 when ``intercept=False``)."""
-        return float(self._mean[0]) if self._intercept else 0.0
 
 
 class CWClassifier(GaussianLinearClassifier):

@@ -7,7 +7,7 @@ import typing
 import numpy as np
 from scipy.linalg import blas
 
-from .arrls import OneVsRestLeastSquares, grow_inverse, inverse_step
+from ._least_squares import OneVsRestLeastSquares, grow_inverse, inverse_step
 
 __all__ = ["IRRLS"]
 
@@ -95,9 +95,7 @@ class IRRLS(OneVsRestLeastSquares):
 
     """
 
-    def __init__(
-        self, b: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True
-    ):
+    def __init__(self, b: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True):
         super().__init__(b=b, tau=tau, eta=eta, intercept=intercept)
         self._samples = np.zeros((0, self._index.size))  # stored x_i, one row each (capacity)
         self._sample_slots = np.zeros(0, dtype=np.intp)  # class slot of each stored sample
