@@ -1,0 +1,344 @@
+"""Exact NR-RLS on Dask DataFrames: fit by merging per-partition statistics, score in parallel.
+
+NR-RLS's whole state is per-class counts, scatters and sums, which add up across shards
+(algorithms.md 2.4): the model of a whole data set is the sum of the models of its parts,
+
+    n^c = sum_p n^c_p,   A^c = sum_p A^c_p,   s^c = sum_p s^c_p
+
+so :func:`fit` learns every partition of a :class:`dask.dataframe.DataFrame` with the vectorised
+``learn_many`` of a fresh clone of the model, then adds the partial models up (``+``) in a tree,
+in partition order. The result is an ordinary :class:`~river_nrrls.NRRLS` (or a pipeline ending
+in one), identical up to rounding to the model that learns the partitions one after the other,
+and it keeps learning online with ``learn_one``. :func:`predict` and :func:`predict_proba` score
+a Dask DataFrame partition by partition.
+
+Dask is an optional dependency: ``pip install "river-nrrls[dask]"``. The functions run on the
+current Dask scheduler: a ``dask.distributed.Client`` when one is active, threads otherwise.
+
+"""
+
+from __future__ import annotations
+
+import copy
+import typing
+
+import pandas as pd
+from river import base, compose
+
+from .nrrls import NRRLS
+
+if typing.TYPE_CHECKING:
+    import dask.dataframe as dd
+
+__all__ = ["fit", "predict", "predict_proba"]
+
+
+def _require_dask():
+    try:
+        import dask
+        import dask.dataframe
+    except ImportError as error:  # pragma: no cover - exercised only without the extra
+        raise ImportError('river_nrrls.dask needs Dask: pip install "river-nrrls[dask]"') from error
+    return dask, dask.dataframe
+
+
+def _is_nrrls(obj) -> bool:
+    # Not isinstance: river's EstimatorMeta makes any pipeline ending in an NRRLS an "NRRLS".
+    return issubclass(type(obj), NRRLS)
+
+
+def _is_stateless(step) -> bool:
+    """A mini-batch transformer that learns nothing (river's no-op learn_one and learn_many)."""
+    return (
+        issubclass(type(step), base.MiniBatchTransformer)
+        and not step._supervised
+        and type(step).learn_one is base.Transformer.learn_one
+        and type(step).learn_many is base.MiniBatchTransformer.learn_many
+    )
+
+
+def _split_model(model: NRRLS | compose.Pipeline | None) -> tuple[list, NRRLS]:
+    """The transformers and the NRRLS of ``model`` (a fresh ``NRRLS()`` when it is None)."""
+    if model is None:
+        return [], NRRLS()
+    if _is_nrrls(model):
+        return [], model
+    if issubclass(type(model), compose.Pipeline):
+        steps = list(model.steps.values())
+        if not _is_nrrls(steps[-1]):
+            raise TypeError(
+                f"the last step of the pipeline must be an NRRLS, got {type(steps[-1]).__name__}"
+            )
+        for step in steps[:-1]:
+            if not _is_stateless(step):
+                raise TypeError(
+                    f"the pipeline step {type(step).__name__} is not a stateless mini-batch "
+                    "transformer: only transformers that learn nothing (such as "
+                    "PolynomialExtender) can be applied to the partitions independently"
+                )
+        return steps[:-1], steps[-1]
+    raise TypeError(
+        "model must be an NRRLS or a pipeline of stateless transformers ending in an NRRLS, "
+        f"got {type(model).__name__}"
+    )
+
+
+def _fit_partition(
+    X: pd.DataFrame, y: pd.Series, target_name, transformers: list, template: NRRLS
+) -> NRRLS:
+    """A fresh clone of ``template`` that has learnt one partition (``learn_many``: exact)."""
+    model = template.clone()
+    transformers = [transformer.clone() for transformer in transformers]  # no shared caches
+    if len(X) != len(y) or not X.index.equals(y.index):
+        raise ValueError(
+            f"a partition of the target {target_name!r} is not aligned with the features "
+            f"({len(y)} labels for {len(X)} rows, or different indexes)"
+        )
+    if len(X) == 0:
+        return model  # an empty partition adds nothing (not even its columns as features)
+    if y.isna().any():
+        row = y.index[int(y.isna().to_numpy().argmax())]
+        raise ValueError(f"the target {target_name!r} has a missing value at row {row!r}")
+    for transformer in transformers:
+        X = transformer.transform_many(X)
+    model.learn_many(X, y)
+    return model
+
+
+def _fit_frame_partition(partition: pd.DataFrame, target, transformers, template) -> NRRLS:
+    X = partition.drop(columns=[target])
+    return _fit_partition(X, partition[target], target, transformers, template)
+
+
+def _sum_models(*models: NRRLS) -> NRRLS:
+    """Left-to-right sum of partial models; its inputs are left untouched (they may be reused
+    if the scheduler recomputes a task)."""
+    if len(models) == 1:
+        return models[0]
+    merged = models[0] + models[1]  # a new model: n^c, A^c and s^c summed
+    for model in models[2:]:
+        merged += model
+    return merged
+
+
+def fit(
+    frame: dd.DataFrame,
+    target: typing.Hashable | dd.Series,
+    model: NRRLS | compose.Pipeline | None = None,
+    *,
+    split_every: int = 8,
+) -> NRRLS | compose.Pipeline:
+    """Fit an NR-RLS exactly on a Dask DataFrame.
+
+    Every partition is learnt by a fresh clone of ``model`` with its vectorised ``learn_many``
+    (exact), then the partial models are added up with ``+`` (their statistics are sums) in a
+    tree of fan-in ``split_every``, in partition order: classes and features come in the order
+    in which the model that learns the partitions one after the other would see them. The
+    returned model is an ordinary one: it predicts, keeps learning online with ``learn_one`` and
+    can be merged with other models.
+
+    Parameters
+    ----------
+    frame
+        The features, and the target unless ``target`` is a Series. Values as for
+        ``NRRLS.learn_many``: numbers or bools, ``NaN`` for a missing value (zero).
+    target
+        The name of the label column of ``frame``, or a Dask Series of labels with the same
+        partitions as ``frame``. Labels must not be missing. Dask turns ``object`` columns into
+        strings by default (its ``dataframe.convert-string`` option): keep bool and int labels
+        in bool and int columns.
+    model
+        An :class:`~river_nrrls.NRRLS`, or a pipeline of stateless mini-batch transformers (such
+        as :class:`~river_nrrls.PolynomialExtender`) ending in one; ``None`` is ``NRRLS()``.
+        Only its parameters are used: it is cloned, and left unchanged. To add the data to a
+        model that has already learnt, merge: ``model += fit(frame, target, model)``.
+        ``forgetting`` must be 1 (decayed statistics do not add up). ``solver="woodbury"`` is
+        exact too, but learns row by row (Theta(d^3) per sample).
+    split_every
+        Number of partial models added up per task of the tree reduction (at least 2).
+
+    Returns
+    -------
+    A new NRRLS, or a new pipeline (the same transformers, then the fitted NRRLS).
+
+    Examples
+    --------
+
+    >>> import dask.dataframe as dd
+    >>> import pandas as pd
+    >>> from river_nrrls import NRRLS, PolynomialExtender, datasets
+    >>> from river_nrrls import dask as nrrls_dask
+
+    >>> rows, labels = zip(*datasets.Pima())
+    >>> frame = pd.DataFrame(list(rows)).assign(diabetes=list(labels))
+    >>> ddf = dd.from_pandas(frame, npartitions=4)
+
+    >>> model = nrrls_dask.fit(ddf, "diabetes", NRRLS())
+    >>> model.n_samples
+    {True: 268.0, False: 500.0}
+
+    It is the model that learns the whole stream online, up to rounding:
+
+    >>> online = NRRLS()
+    >>> for x, y in datasets.Pima():
+    ...     online.learn_one(x, y)
+    >>> max(
+    ...     abs(weight - online.weights[label][feature])
+    ...     for label, weights in model.weights.items()
+    ...     for feature, weight in weights.items()
+    ... ) < 1e-9
+    True
+
+    It keeps learning online, and scores Dask DataFrames in parallel:
+
+    >>> model.learn_one(rows[0], labels[0])
+    >>> features = ddf.drop(columns="diabetes")
+    >>> nrrls_dask.predict(model, features).head(6).tolist()
+    [True, True, True, False, True, False]
+    >>> nrrls_dask.predict_proba(model, features).head(3).round(3)
+        True  False
+    0  0.984  0.016
+    1  0.934  0.066
+    2  0.936  0.064
+
+    The paper's polynomial expansion goes in front, as a pipeline:
+
+    >>> pipeline = nrrls_dask.fit(ddf, "diabetes", PolynomialExtender(degree=2) | NRRLS())
+    >>> pipeline["NRRLS"].n_samples
+    {True: 268.0, False: 500.0}
+    >>> len(pipeline["NRRLS"].weights[True])  # r + l (2r - 1) = 2 + 8 x 3 reduced-model terms
+    26
+
+    """
+    dask, dd = _require_dask()
+    if not isinstance(frame, dd.DataFrame):
+        raise TypeError(f"frame must be a dask DataFrame, got {type(frame).__name__}")
+    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
+        raise ValueError(f"split_every must be an int >= 2, got {split_every!r}")
+    transformers, estimator = _split_model(model)
+    if estimator.forgetting != 1:
+        raise ValueError(
+            f"fit needs forgetting == 1, got forgetting={estimator.forgetting!r}: decayed "
+            "statistics of separate partitions do not add up"
+        )
+    transformers = [transformer.clone() for transformer in transformers]
+    template = estimator.clone()
+
+    if isinstance(target, dd.Series):
+        if target.npartitions != frame.npartitions:
+            raise ValueError(
+                f"target has {target.npartitions} partitions but frame has {frame.npartitions}"
+            )
+        if frame.known_divisions and target.known_divisions:
+            if tuple(frame.divisions) != tuple(target.divisions):
+                raise ValueError("target and frame have different divisions")
+        partials = [
+            dask.delayed(_fit_partition)(X, y, target.name, transformers, template)
+            for X, y in zip(frame.to_delayed(), target.to_delayed())
+        ]
+    else:
+        try:
+            present = target in frame.columns
+        except TypeError as error:
+            raise TypeError(
+                f"target must be a column name or a dask Series, got {type(target).__name__}"
+            ) from error
+        if not present:
+            raise ValueError(f"target {target!r} is not a column of frame")
+        partials = [
+            dask.delayed(_fit_frame_partition)(partition, target, transformers, template)
+            for partition in frame.to_delayed()
+        ]
+
+    # Tree reduction in partition order: the sum of every group of split_every neighbours.
+    level = partials
+    while len(level) > 1:
+        level = [
+            dask.delayed(_sum_models)(*level[start : start + split_every])
+            for start in range(0, len(level), split_every)
+        ]
+    fitted = level[0].compute() if level else template
+
+    if not transformers:
+        return fitted
+    names = list(model.steps)
+    steps = [(name, step) for name, step in zip(names, transformers)]
+    return type(model)(*steps, (names[-1], fitted))
+
+
+def _final_nrrls(model: NRRLS | compose.Pipeline) -> NRRLS:
+    if _is_nrrls(model):
+        return model
+    if issubclass(type(model), compose.Pipeline) and _is_nrrls(list(model.steps.values())[-1]):
+        return list(model.steps.values())[-1]
+    raise TypeError(
+        f"model must be an NRRLS or a pipeline ending in an NRRLS, got {type(model).__name__}"
+    )
+
+
+def _scoring_inputs(model: NRRLS | compose.Pipeline, frame: dd.DataFrame):
+    """The labels and empty index of the outputs, and the model as one Dask object."""
+    dask, dd = _require_dask()
+    if not isinstance(frame, dd.DataFrame):
+        raise TypeError(f"frame must be a dask DataFrame, got {type(frame).__name__}")
+    _final_nrrls(model)
+    # A snapshot: the result does not change if the model keeps learning before it is computed.
+    snapshot = copy.deepcopy(model)
+    labels = list(_final_nrrls(snapshot).n_samples)
+    if labels:
+        _final_nrrls(snapshot).weights  # solve once here, not once per partition  # noqa: B018
+    empty_index = dd.utils.make_meta(frame).index
+    # One graph key holds the model: shipped once per worker, not embedded in every task.
+    return labels, empty_index, dask.delayed(snapshot, traverse=False)
+
+
+def _predict_partition(X: pd.DataFrame, model: NRRLS | compose.Pipeline) -> pd.Series:
+    predictions = model.predict_many(X)
+    return pd.Series(predictions.to_numpy(dtype=object), index=X.index, dtype=object)
+
+
+def _predict_proba_partition(
+    X: pd.DataFrame, model: NRRLS | compose.Pipeline, columns: pd.Index
+) -> pd.DataFrame:
+    if len(columns) == 0:
+        return pd.DataFrame(index=X.index, columns=columns, dtype=float)
+    probabilities = model.predict_proba_many(X)
+    return pd.DataFrame(probabilities.to_numpy(dtype=float), index=X.index, columns=columns)
+
+
+def predict(model: NRRLS | compose.Pipeline, frame: dd.DataFrame) -> dd.Series:
+    """The predicted label of every row of a Dask DataFrame, as a lazy Dask Series.
+
+    Parameters
+    ----------
+    model
+        A fitted NRRLS, or a pipeline ending in one (as returned by :func:`fit`).
+    frame
+        The features (any label column must be dropped first).
+
+    Returns
+    -------
+    A Dask Series of ``object`` dtype (labels keep their Python types), indexed like ``frame``;
+    ``None`` everywhere for a model that has not learnt anything. The model is copied when this
+    is called: learning more before the result is computed does not change it.
+
+    """
+    _, empty_index, shipped = _scoring_inputs(model, frame)
+    meta = pd.Series([], index=empty_index, dtype=object)
+    return frame.map_partitions(_predict_partition, shipped, meta=meta)
+
+
+def predict_proba(model: NRRLS | compose.Pipeline, frame: dd.DataFrame) -> dd.DataFrame:
+    """Class probabilities of every row of a Dask DataFrame, as a lazy Dask DataFrame.
+
+    One ``float64`` column per class, in the model's class order; no column for a model that
+    has not learnt anything. See :func:`predict` for the parameters.
+
+    """
+    labels, empty_index, shipped = _scoring_inputs(model, frame)
+    columns = pd.Index(labels)
+    meta = pd.DataFrame(
+        {i: pd.Series([], dtype=float) for i in range(len(labels))}, index=empty_index
+    )
+    meta.columns = columns
+    return frame.map_partitions(_predict_proba_partition, shipped, columns, meta=meta)
