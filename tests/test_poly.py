@@ -540,6 +540,75 @@ def test_selector_follows_the_hand_race(extender):
     assert len(changes) > 1  # the race is not trivially won by one order on this prefix
 
 
+def _race_by_blocks(stream, orders, extender, block):
+    """Block-prequential race written out the other way round: every order predicts a whole
+    block with the weights it had before the block, then learns the block; (best, scores) after
+    every sample."""
+    pipelines = {r: extender.clone({"degree": r}) | NRRLS() for r in orders}
+    scores = {r: metrics.GeometricMean() for r in orders}
+    history = []
+    for start in range(0, len(stream), block):
+        chunk = stream[start : start + block]
+        predictions = {r: [pipelines[r].predict_one(x) for x, _ in chunk] for r in orders}
+        for i, (_, y) in enumerate(chunk):
+            for r in orders:
+                if predictions[r][i] is not None:
+                    scores[r].update(y, predictions[r][i])
+            values = {r: scores[r].get() for r in orders}
+            history.append((min(orders, key=lambda r: (-values[r], r)), values))
+        for x, y in chunk:
+            for r in orders:
+                pipelines[r].learn_one(x, y)
+    return history, pipelines
+
+
+@pytest.mark.parametrize("block", [7, 25])
+def test_selector_block_prequential_follows_the_block_race(block):
+    stream = list(itertools.islice(datasets.Pima(), 160))
+    extender = PolynomialExtender(aggregate="mean", n_features=8)
+    expected, reference = _race_by_blocks(stream, (1, 2, 4), extender, block)
+    selector = PolynomialOrderSelector(orders=(1, 2, 4), extender=extender, block=block)
+    for (x, y), (best, values) in zip(stream, expected):
+        selector.learn_one(x, y)
+        assert selector.best_order == best
+        assert {r: score.get() for r, score in selector.scores.items()} == values
+    # The first block is not scored; every later sample is.
+    for score in selector.scores.values():
+        assert score.cm.total_weight == len(stream) - block
+    # The pipelines have learnt every sample, whatever the block: best_model is up to date.
+    x_test = stream[0][0]
+    for r, model in selector.pipelines.items():
+        assert model.predict_one(x_test) == reference[r].predict_one(x_test)
+        assert model["NRRLS"].n_samples == reference[r]["NRRLS"].n_samples
+
+
+def test_selector_block_one_is_the_plain_race():
+    stream = list(itertools.islice(datasets.Heart(), 90))
+    plain, blocked = PolynomialOrderSelector(orders=(1, 3)), PolynomialOrderSelector(
+        orders=(1, 3), block=1
+    )
+    for x, y in stream:
+        plain.learn_one(x, y)
+        blocked.learn_one(x, y)
+    assert pickle.dumps(plain) == pickle.dumps(blocked)
+    # and a block changes the scores (the weights lag), so the test above can fail
+    lagging = PolynomialOrderSelector(orders=(1, 3), block=10)
+    for x, y in stream:
+        lagging.learn_one(x, y)
+    assert lagging.scores[3].get() != plain.scores[3].get()
+
+
+def test_selector_block_bad_input_leaves_it_unchanged():
+    selector = PolynomialOrderSelector(orders=(1, 2), block=4)
+    for position, (x, y) in enumerate(itertools.islice(datasets.Pima(), 12)):
+        if position in (8, 9):  # at the start of a block (8) and inside one (9)
+            before = pickle.dumps(selector)
+            with pytest.raises(ValueError, match="'glucose'"):
+                selector.learn_one({**x, "glucose": math.inf}, y)
+            assert pickle.dumps(selector) == before
+        selector.learn_one(x, y)
+
+
 def test_selector_ties_keep_the_lowest_order():
     selector = PolynomialOrderSelector(orders=(3, 2))
     for x, _ in itertools.islice(datasets.Pima(), 30):
@@ -592,6 +661,9 @@ def test_selector_bad_input_leaves_it_unchanged():
         ({"extender": NRRLS()}, TypeError, "extender"),
         ({"classifier": PolynomialExtender()}, TypeError, "classifier"),
         ({"metric": metrics.MAE()}, TypeError, "metric"),
+        ({"block": 0}, ValueError, "block"),
+        ({"block": 2.0}, ValueError, "block"),
+        ({"block": True}, ValueError, "block"),
     ],
 )
 def test_selector_invalid_parameters(params, error, match):
