@@ -84,7 +84,7 @@ def test_evaluate_default_prints_table_with_both_models(capsys):
     assert lines[0].startswith(f"Pima (shuffled, seed 42): {LIMIT} samples, 8 features")
     assert lines[1].split() == ["model", "G-mean", "balanced", "acc.", "accuracy", "time", "(s)",
                                 "memory"]
-    assert [line.split()[0] for line in lines[2:]] == ["nrrls", "lr"]
+    assert [line.split()[0] for line in lines[2:]] == ["nrrls", "lr", "lr-std"]
     for line in lines[2:]:
         cells = line.split()
         for cell in cells[1:4]:
@@ -105,7 +105,7 @@ def test_module_runs_as_a_subprocess():
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
     assert lines[1].startswith("model") and "G-mean" in lines[1] and "memory" in lines[1]
-    assert {line.split()[0] for line in lines[2:]} == {"nrrls", "lr"}
+    assert {line.split()[0] for line in lines[2:]} == {"nrrls", "lr", "lr-std"}
     assert completed.stderr == ""  # a pipe is not a terminal: no progress bar
 
 
@@ -214,7 +214,7 @@ def test_markdown_format(capsys):
     code, out, _ = _run(capsys, "evaluate", "--limit", "60", "--format", "markdown")
     assert code == 0
     table = [line for line in out.splitlines() if line.startswith("|")]
-    assert len(table) == 4
+    assert len(table) == 2 + len(cli.DEFAULT_MODELS)
     assert [cell.strip() for cell in table[0].strip("|").split("|")][:2] == ["model", "G-mean"]
     assert set(table[1]) <= set("|-: ")
     assert len({len(line) for line in table}) == 1
@@ -242,7 +242,7 @@ class _Terminal(io.StringIO):
 def test_progress_bar_only_on_a_terminal_or_when_asked(capsys, monkeypatch):
     code, _, err = _run(capsys, "evaluate", "--limit", "50", "--progress")
     assert code == 0
-    assert "nrrls" in err and "100% 50/50" in err and err.count("\n") == 2
+    assert "nrrls" in err and "100% 50/50" in err and err.count("\n") == len(cli.DEFAULT_MODELS)
 
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
@@ -558,3 +558,14 @@ def test_reference_scores_helper_is_not_trivial():
     first = _reference_scores(NRRLS(), _pima(120))
     second = _reference_scores(linear_model.LogisticRegression(), _pima(120))
     assert not math.isclose(first[0], second[0])
+
+
+def test_standardised_logistic_regression_is_available(capsys):
+    code, out, _ = _run(capsys, "evaluate", "--limit", "150", "--format", "csv",
+                        "--models", "lr-std")
+    assert code == 0
+    g_mean = metrics.GeometricMean()
+    model = preprocessing.StandardScaler() | linear_model.LogisticRegression()
+    evaluate.progressive_val_score(_pima(150), model, g_mean)
+    assert float(_csv_table(out)["lr-std"]["g_mean"]) == pytest.approx(g_mean.get(), rel=1e-12)
+
