@@ -53,17 +53,17 @@ import argparse  # noqa: E402
 import concurrent.futures  # noqa: E402
 import itertools  # noqa: E402
 import platform  # noqa: E402
-import random  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import river  # noqa: E402
-from river import datasets, drift, forest, linear_model, metrics, tree  # noqa: E402
+from river import drift, forest, linear_model, metrics, tree  # noqa: E402
 from river.datasets import synth  # noqa: E402
 
 from river_nrrls import NRRLS  # noqa: E402
+from river_nrrls.datasets.synth import Imbalanced, scale_agrawal  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -81,44 +81,7 @@ STREAMS = {
     "Agrawal-nonlinear": ("agrawal", (1, 2, 5, 3), 0.15, 5000, 0.0),
 }
 
-#: Agrawal's feature ranges (river's generator without perturbation), mapped to [0, 1].
-AGRAWAL_RANGES = {
-    "salary": (20_000.0, 150_000.0),
-    "commission": (0.0, 85_000.0),
-    "age": (20.0, 80.0),
-    "elevel": (0.0, 4.0),
-    "car": (1.0, 20.0),
-    "zipcode": (0.0, 8.0),
-    "hvalue": (0.0, 1_200_000.0),
-    "hyears": (1.0, 30.0),
-    "loan": (0.0, 500_000.0),
-}
-
-
 # ------------------------------------------------------------------ streams
-
-
-class Imbalanced(datasets.base.SyntheticDataset):
-    """A binary stream resampled to a fixed share of positives (rejection sampling).
-
-    The label of every output sample is drawn first (``True`` with probability ``pos_rate``);
-    samples of ``dataset`` are then drawn until one has that label, so each class keeps its
-    class-conditional distribution.
-    """
-
-    def __init__(self, dataset: datasets.base.SyntheticDataset, pos_rate: float, seed: int):
-        super().__init__(task=datasets.base.BINARY_CLF, n_features=dataset.n_features)
-        self.dataset = dataset
-        self.pos_rate = pos_rate
-        self.seed = seed
-
-    def __iter__(self):
-        rng = random.Random(self.seed)
-        wanted = rng.random() < self.pos_rate  # the label of the next output sample
-        for x, y in self.dataset:
-            if bool(y) == wanted:
-                yield x, wanted
-                wanted = rng.random() < self.pos_rate
 
 
 def drift_positions(n: int) -> list[int]:
@@ -135,8 +98,7 @@ def drift_width(name: str, n: int) -> int:
 def _scale(x: dict, kind: str) -> dict:
     if kind == "sea":
         return {f"x{k}": v / 10.0 for k, v in x.items()}
-    return {k: (v - AGRAWAL_RANGES[k][0]) / (AGRAWAL_RANGES[k][1] - AGRAWAL_RANGES[k][0])
-            for k, v in x.items()}
+    return scale_agrawal(x)
 
 
 #: (name, n, seed) -> samples. Filled by the parent before it forks the workers that run the

@@ -24,6 +24,7 @@ import numpy as np
 from river.datasets import synth
 
 from ._benchmark_protocol import build_learner
+from .datasets.synth import scale_agrawal
 
 __all__ = ["LONG_STREAM_LEARNERS", "StreamResult", "imbalanced_agrawal", "run_stream"]
 
@@ -33,20 +34,6 @@ LONG_STREAM_LEARNERS: tuple[str, ...] = ("NR-RLS", "RLS", "AR-RLS", "LR", "LR+RO
 POSITIVE_KEEP = 0.08  # probability of keeping a positive sample (about 50 % are positives)
 AGRAWAL_FUNCTION = 8
 PERTURBATION = 0.05
-
-# Documented ranges of the generator's features (river.datasets.synth.Agrawal).
-_RANGES = {
-    "salary": (20_000.0, 150_000.0),
-    "commission": (0.0, 85_000.0),
-    "age": (20.0, 80.0),
-    "elevel": (0.0, 4.0),
-    "car": (1.0, 20.0),
-    "zipcode": (0.0, 8.0),
-    "hvalue": (0.0, 1_200_000.0),
-    "hyears": (1.0, 30.0),
-    "loan": (0.0, 500_000.0),
-}
-
 
 def imbalanced_agrawal(n_samples: int, seed: int) -> typing.Iterator[tuple[dict, bool]]:
     """``n_samples`` scaled, imbalanced samples of the Agrawal stream (deterministic)."""
@@ -60,10 +47,7 @@ def imbalanced_agrawal(n_samples: int, seed: int) -> typing.Iterator[tuple[dict,
         if not y or keep.random() < POSITIVE_KEEP  # rejection sampling of the positives
     )
     for x, y in itertools.islice(stream, n_samples):
-        scaled = {}
-        for name, (low, high) in _RANGES.items():
-            scaled[name] = min(1.0, max(0.0, (x[name] - low) / (high - low)))
-        yield scaled, y
+        yield scale_agrawal(x, clip=True), y
 
 
 @dataclasses.dataclass

@@ -13,15 +13,15 @@ from __future__ import annotations
 import copy
 import itertools
 import pickle
-import random
 
 import numpy as np
 import pandas as pd
 import pytest
-from river import base, checks, datasets, drift, evaluate, metrics
+from river import base, checks, drift, evaluate, metrics
 from river.datasets import synth
 
 from river_nrrls import NRRLS, OCSCA
+from river_nrrls.datasets.synth import Imbalanced
 
 # --------------------------------------------------------------- references
 
@@ -168,29 +168,6 @@ def test_multiclass_forgetting_equals_decayed_batch_ter():
 
 
 # ------------------------------------- 2. recovery after a drift on an imbalanced stream
-
-
-class Imbalanced(datasets.base.SyntheticDataset):
-    """A binary stream resampled to a fixed share of positives (rejection sampling).
-
-    The label of every output sample is drawn first (True with probability ``pos_rate``); samples
-    of ``dataset`` are then drawn until one has that label. Class-conditional distributions are
-    those of ``dataset``.
-    """
-
-    def __init__(self, dataset, pos_rate: float, seed: int):
-        super().__init__(task=datasets.base.BINARY_CLF, n_features=dataset.n_features)
-        self.dataset = dataset
-        self.pos_rate = pos_rate
-        self.seed = seed
-
-    def __iter__(self):
-        rng = random.Random(self.seed)
-        wanted = rng.random() < self.pos_rate  # the label of the next output sample
-        for x, y in self.dataset:
-            if bool(y) == wanted:
-                yield x, wanted
-                wanted = rng.random() < self.pos_rate
 
 
 DRIFT_AT, WIDTH, LENGTH, WINDOW = 18_000, 200, 24_000, 3_000
