@@ -246,20 +246,23 @@ class FeatureIndex:
             if values == cache[1]:
                 return cache[3], []
             if _finite_sum(values):
-                vector = np.zeros(self.size)
-                vector[: self.offset] = self.fill
-                vector[cache[4]] = values
-                vector.flags.writeable = False
+                vector = self._frozen_vector(self.size, cache[4], values)
                 self._cache = (keys, values, self.size, vector, cache[4])
                 return vector, []
         columns, numbers, new = self.encode_one(x, grow=grow)
-        vector = np.zeros(self.size + len(new))
-        vector[: self.offset] = self.fill
-        vector[columns] = numbers
-        vector.flags.writeable = False
+        vector = self._frozen_vector(self.size + len(new), columns, numbers)
         if not new and len(columns) == len(x):  # every feature known and present: reusable
             self._cache = (keys, values, self.size, vector, np.asarray(columns, dtype=np.intp))
         return vector, new
+
+    def _frozen_vector(self, size: int, columns, values) -> np.ndarray:
+        """A read-only vector of ``size`` entries: ``fill`` in the reserved columns, ``values``
+        at ``columns`` and zeros elsewhere."""
+        vector = np.zeros(size)
+        vector[: self.offset] = self.fill
+        vector[columns] = values
+        vector.flags.writeable = False
+        return vector
 
     def encode_many(self, X: pd.DataFrame, grow: bool = True) -> tuple[np.ndarray, list]:
         """Validate a DataFrame and return it as a dense matrix in index order, and new features.

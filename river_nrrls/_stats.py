@@ -204,21 +204,6 @@ class ClassStatistics:
 
         """
         target_pos, target_rest = tau + eta, tau - eta
-        if self.n_classes <= 2:
-            # Fast path in Python scalars: the rest of one class is the other one.
-            counts = self.counts.tolist()
-            if reweight:
-                weights = [1.0 / n if n > 0 else 0.0 for n in counts]  # 1/n^c
-            else:
-                weights = [1.0 if n > 0 else 0.0 for n in counts]
-            if len(counts) == 1:
-                return np.array([weights]), np.array([[target_pos * weights[0]]])
-            w_0, w_1 = weights
-            matrix_mix = np.array([[w_0, w_1], [w_0, w_1]])
-            rhs_mix = np.array(
-                [[target_pos * w_0, target_rest * w_1], [target_rest * w_0, target_pos * w_1]]
-            )
-            return matrix_mix, rhs_mix
         pos, rest = self.class_weights(reweight)
         same = np.eye(self.n_classes, dtype=bool)
         matrix_mix = np.where(same, pos[:, None], rest[:, None])
@@ -270,14 +255,19 @@ class ClassStatistics:
             for k in range(n_classes):
                 matrix = self._matrix(matrix_mix[k], b, first)
                 weights[k] = solve_spd(matrix, rhs[:, k], ridge=b)
+        return self._full_width(weights, first)
+
+    def _full_width(self, weights: np.ndarray, first: int) -> np.ndarray:
+        """Rows of ``dim`` weights: the columns before ``first`` (the constant) get weight 0."""
         if first == 0:
             return weights
-        solution = np.zeros((n_classes, self.dim))
+        solution = np.zeros((len(weights), self.dim))
         solution[:, first:] = weights
         return solution
 
     def _solve_two(self, b: float, tau: float, eta: float, reweight: bool, first: int):
-        """The two-class case of :meth:`solve`, in as few numpy calls as possible.
+        """The two-class case of :meth:`solve` with the weights in Python scalars: the same
+        result as the general path, with fewer numpy calls on the prediction hot path.
 
         Both one-vs-rest systems share M = w_0 A^0 + w_1 A^1 + b I; the right-hand sides are
         r_0 = (tau + eta) w_0 s^0 + (tau - eta) w_1 s^1 and r_1 the same with the roles swapped.
@@ -288,23 +278,11 @@ class ClassStatistics:
             w_0 = 1.0 / n_0 if n_0 > 0 else 0.0  # 1/n^0
             w_1 = 1.0 / n_1 if n_1 > 0 else 0.0  # 1/n^1
         else:
-            w_0 = w_1 = 1.0
-        dim = self.dim
-        matrix = self.data.reshape(dim * dim, 2, order="F") @ np.array((w_0, w_1))
-        if first == 0:
-            matrix[:: dim + 1] += b  # M = w_0 A^0 + w_1 A^1 + b I
-            matrix = matrix.reshape(dim, dim, order="F")
-        else:
-            matrix = np.asfortranarray(matrix.reshape(dim, dim, order="F")[first:, first:])
-            matrix.ravel(order="F")[:: dim - first + 1] += b
+            w_0, w_1 = float(n_0 > 0), float(n_1 > 0)  # as class_weights: an empty side gets 0
+        matrix = self._matrix(np.array((w_0, w_1)), b, first)  # M = w_0 A^0 + w_1 A^1 + b I
         target_pos, target_rest = tau + eta, tau - eta
         mix = np.array(
             ((target_pos * w_0, target_rest * w_0), (target_rest * w_1, target_pos * w_1))
         )
         rhs = self.data[0, first:, :] @ mix  # column k: r_k
-        weights = solve_spd(matrix, rhs, ridge=b).T
-        if first == 0:
-            return weights
-        solution = np.zeros((2, dim))
-        solution[:, first:] = weights
-        return solution
+        return self._full_width(solve_spd(matrix, rhs, ridge=b).T, first)
