@@ -43,6 +43,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from river_nrrls.benchmark import blas_environment
+
 RESULTS = Path(__file__).parent / "results" / "scale.md"
 N_FEATURES = 22
 SEED = 0
@@ -158,25 +160,6 @@ def run_learn_many(paths: list[Path], batch: int) -> dict:
         "threads": _blas_threads(),
         "model": model,
     }
-
-
-BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-@contextlib.contextmanager
-def blas_environment(threads: int | None):
-    """Environment for the processes started inside: ``threads`` BLAS threads (None: as is)."""
-    saved = {name: os.environ.get(name) for name in BLAS_VARIABLES}
-    if threads is not None:
-        os.environ.update({name: str(threads) for name in BLAS_VARIABLES})
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def in_fresh_process(function, *args, blas_threads: int | None = None):

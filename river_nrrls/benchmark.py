@@ -159,13 +159,17 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def _single_threaded_blas() -> typing.Iterator[None]:
-    """Workers are spawned with one BLAS thread each (the systems are small; several threads
-    per worker on a shared machine only slow them down). The parent's numpy is already loaded,
-    so the variables only matter to the fresh worker processes."""
+def blas_environment(threads: int | None) -> typing.Iterator[None]:
+    """Environment for the processes started inside: ``threads`` BLAS threads (None: as is).
+
+    The parent's numpy is already loaded, so the variables only matter to fresh (spawned) worker
+    processes. The benchmarks give their workers one thread: the systems are small, and several
+    threads per worker on a shared machine only slow them down.
+
+    """
     saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
-    for name in _THREAD_VARIABLES:
-        os.environ[name] = "1"
+    if threads is not None:
+        os.environ.update({name: str(threads) for name in _THREAD_VARIABLES})
     try:
         yield
     finally:
@@ -184,7 +188,7 @@ def _run_jobs(
     """Run ``function(*args)`` for every job in worker processes; results in job order."""
     results: list = [None] * len(jobs)
     context = multiprocessing.get_context("spawn")
-    with _single_threaded_blas():
+    with blas_environment(1):
         with concurrent.futures.ProcessPoolExecutor(n_workers, mp_context=context) as pool:
             futures = {pool.submit(function, *args): i for i, (function, args) in enumerate(jobs)}
             bar.update(0)
