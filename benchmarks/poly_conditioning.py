@@ -25,7 +25,7 @@ sample, in file order) and reports:
 ``sum`` is the paper's RM; ``mean`` divides the sum by the data set's number of features
 (``PolynomialExtender(aggregate="mean", n_features=l)``), a deviation from the paper.
 
-Then, for each data set and variant, :class:`river_nrrls.PolynomialOrderSelector` chooses r
+Then, for each data set and variant, `river_nrrls.PolynomialOrderSelector` chooses r
 online among 1..6 on prequential G-mean; its own prequential G-mean and the order it ends on
 are reported with the best order in hindsight.
 
@@ -102,7 +102,7 @@ def run_order(name: str, order: int, variant: str) -> dict:
     dataset = datasets.load(name)
     rows = list(dataset)
     labels = np.array([y for _, y in rows], dtype=bool)
-    model = extender(order, variant, dataset.n_features) | NRRLS(b=B)
+    model = extender(order, variant, dataset.n_features) | NRRLS(l2=B)
     gmean, seconds = prequential(rows, model)
     expanded = model["PolynomialExtender"].transform_many(pd.DataFrame([x for x, _ in rows]))
     system, rhs = final_system(expanded, labels)

@@ -41,7 +41,7 @@ def weight_norms(dataset: str, seed: int, n_samples: int | None = None) -> dict[
     (a single number, in an array). The norms are taken once both classes have been seen.
     """
     X, y, names = _shuffled(dataset, n_samples, seed)
-    models = {"NR-RLS": NRRLS(b=B), "AR-RLS": ARRLS(b=B), "RLS": NRRLS(b=B, reweight=False)}
+    models = {"NR-RLS": NRRLS(l2=B), "AR-RLS": ARRLS(l2=B), "RLS": NRRLS(l2=B, reweight=False)}
     rows = as_dicts(X, names)
     curves: dict[str, list[float]] = {name: [] for name in (*models, "TER")}
     samples, max_rel_diff = [], 0.0
@@ -74,7 +74,7 @@ def time_per_sample(dataset: str, seed: int, n_samples: int) -> dict[str, np.nda
     rows = as_dicts(X, names)
     labels = y.tolist()
     times: dict[str, list[float]] = {"IR-RLS": [], "NR-RLS": [], "NR-RLS learn only": []}
-    irrls, nrrls, nrrls_learn = IRRLS(b=B), NRRLS(b=B), NRRLS(b=B)
+    irrls, nrrls, nrrls_learn = IRRLS(l2=B), NRRLS(l2=B), NRRLS(l2=B)
     clock = time.perf_counter
     for x, label in zip(rows, labels):
         start = clock()

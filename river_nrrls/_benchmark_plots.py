@@ -1,7 +1,7 @@
 """The PNG figures of ``river-nrrls benchmark``.
 
-matplotlib is imported only when a figure is drawn (:mod:`river_nrrls.benchmark` checks that it
-is installed before it starts). Figures are drawn on :class:`matplotlib.figure.Figure` objects
+matplotlib is imported only when a figure is drawn (`river_nrrls.benchmark` checks that it
+is installed before it starts). Figures are drawn on `matplotlib.figure.Figure` objects
 with the Agg canvas, never through pyplot, so no global state or display is involved.
 """
 

@@ -4,7 +4,7 @@ One *task* is one run of 2-fold stratified cross-validation on one bundled data 
 set is split into two halves that keep its class ratio; each half in turn is the training half,
 learnt online in a shuffled order, and the other the test half, on which the G-mean is measured.
 Before the learners train, the polynomial order r of Toh's reduced model (RM) is chosen on the
-training half only, online, by :class:`~river_nrrls.PolynomialOrderSelector`. Every learner is
+training half only, online, by `river_nrrls.PolynomialOrderSelector`. Every learner is
 then trained on the inputs themselves ("linear") and on the RM features of that order ("rm").
 
 The batch TER solution (plain numpy weighted least squares on the whole training half) is the
@@ -70,9 +70,9 @@ LEARNERS: tuple[str, ...] = ONLINE_LEARNERS + ("TER", "IR-RLS")
 
 #: One line per model, for the outputs.
 DESCRIPTIONS: dict[str, str] = {
-    "NR-RLS": "river_nrrls.NRRLS() (b = 1e-4): exact online TER",
-    "AR-RLS": "river_nrrls.ARRLS() (b = 1e-4): approximately reweighted RLS",
-    "RLS": "river_nrrls.NRRLS(reweight=False) (b = 1e-4): plain ridge RLS, no class weights",
+    "NR-RLS": "river_nrrls.NRRLS() (l2 = 1e-4): exact online TER",
+    "AR-RLS": "river_nrrls.ARRLS() (l2 = 1e-4): approximately reweighted RLS",
+    "RLS": "river_nrrls.NRRLS(reweight=False) (l2 = 1e-4): plain ridge RLS, no class weights",
     "CW": "river_nrrls.CWClassifier() (LIBOL defaults: eta = 0.7, a = 1, no intercept)",
     "AROW": "river_nrrls.AROWClassifier() (LIBOL defaults: r = 1, a = 1, no intercept)",
     "ACOG": "river_nrrls.ACOGClassifier() (eta = 1, gamma = 1, 'sum' metric, no intercept)",
@@ -82,8 +82,8 @@ DESCRIPTIONS: dict[str, str] = {
     "LR+ROS": "river imblearn.RandomOverSampler(LR, desired_dist={False: .5, True: .5})",
     "LR+RUS": "river imblearn.RandomUnderSampler(LR, desired_dist={False: .5, True: .5})",
     "HT": "river tree.HoeffdingTreeClassifier() (defaults; on the inputs only)",
-    "TER": "batch TER: numpy weighted least squares on the whole training half (b = 1e-4)",
-    "IR-RLS": "river_nrrls.IRRLS() (b = 1e-4): exact TER at O(n d^2) per sample",
+    "TER": "batch TER: numpy weighted least squares on the whole training half (l2 = 1e-4)",
+    "IR-RLS": "river_nrrls.IRRLS() (l2 = 1e-4): exact TER at O(n d^2) per sample",
 }
 
 #: Learners that only make sense on the inputs (a tree gains nothing from RM's powers).
@@ -195,13 +195,13 @@ def g_mean(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[float, float, float]
 def build_learner(name: str, seed: int) -> base.Classifier:
     """A fresh, untrained online learner of the benchmark."""
     if name == "NR-RLS":
-        return NRRLS(b=B)
+        return NRRLS(l2=B)
     if name == "RLS":
-        return NRRLS(b=B, reweight=False)
+        return NRRLS(l2=B, reweight=False)
     if name == "AR-RLS":
-        return ARRLS(b=B)
+        return ARRLS(l2=B)
     if name == "IR-RLS":
-        return IRRLS(b=B)
+        return IRRLS(l2=B)
     if name == "CW":
         return CWClassifier()
     if name == "AROW":
@@ -256,7 +256,7 @@ def choose_order(
     selector = PolynomialOrderSelector(
         orders=raced_orders(settings, n_features),
         extender=PolynomialExtender(kind="reduced", aggregate="mean", n_features=n_features),
-        classifier=NRRLS(b=B),
+        classifier=NRRLS(l2=B),
         block=settings.selector_block,
     )
     start = time.process_time()

@@ -1,6 +1,6 @@
 """The long synthetic imbalanced stream of ``river-nrrls benchmark --long-stream``.
 
-river's :class:`~river.datasets.synth.Agrawal` generator (classification function 8, a
+river's `river.datasets.synth.Agrawal` generator (classification function 8, a
 "disposable income" rule that is nearly linear in salary, commission, education and loan, with
 5 % feature perturbation) gives about 50 % positives; the stream keeps every negative and each
 positive with probability 0.08 (rejection sampling with its own seeded generator), which leaves

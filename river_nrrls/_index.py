@@ -1,13 +1,13 @@
 """The one mapping between river's feature dicts and dense numpy vectors.
 
-Every estimator of this package goes through :class:`FeatureIndex`: it validates values
+Every estimator of this package goes through `FeatureIndex`: it validates values
 (non-finite or non-numeric values raise an error naming the feature), treats ``None`` in a dict
 and ``NaN`` in a DataFrame as *missing* (that is, zero, the value the statistics already assume
 for an absent feature), and gives every feature a stable dense column.
 
-New features never change the index by themselves: :meth:`FeatureIndex.encode_one` and
-:meth:`FeatureIndex.encode_many` only *report* the new features (with the columns they would
-get), so that an estimator can validate a whole call first and commit with :meth:`FeatureIndex.add`
+New features never change the index by themselves: `FeatureIndex.encode_one` and
+`FeatureIndex.encode_many` only *report* the new features (with the columns they would
+get), so that an estimator can validate a whole call first and commit with `FeatureIndex.add`
 only once nothing can fail any more. This is how a bad call leaves a model exactly as it was.
 
 New features of one call are ordered by a deterministic sort of their names, so the column a
@@ -159,7 +159,7 @@ class FeatureIndex:
 
     Notes
     -----
-    :meth:`dense_one` remembers the last sample it encoded (its keys, values and vector), since
+    `dense_one` remembers the last sample it encoded (its keys, values and vector), since
     river's prequential loop encodes every sample twice (``predict_one`` then ``learn_one``). The
     vectors it returns are read-only for that reason. The cache is not pickled.
 
@@ -199,7 +199,7 @@ class FeatureIndex:
         """Validate ``x`` and return its columns, values and the new features.
 
         With ``grow=True`` new features get the columns ``size, size + 1, ...`` in the order of
-        the returned list (which the caller passes to :meth:`add` once it commits); with
+        the returned list (which the caller passes to `add` once it commits); with
         ``grow=False`` unknown features are validated and dropped.
 
         """

@@ -22,7 +22,7 @@ The constant column is the model's intercept when ``intercept=True``; otherwise 
 the columns after it (``first = 1``) and the intercept is 0.
 
 Only the upper triangle of each scatter is kept up to date (``dsyr`` updates it in place);
-readers use LAPACK routines that read the upper triangle, or :func:`symmetrize_upper`.
+readers use LAPACK routines that read the upper triangle, or `symmetrize_upper`.
 
 """
 
@@ -210,20 +210,20 @@ class ClassStatistics:
         rhs_mix = np.where(same, target_pos * pos[:, None], target_rest * rest[:, None])
         return matrix_mix, rhs_mix
 
-    def assemble(self, k: int, reweight: bool, b: float, first: int) -> np.ndarray:
+    def assemble(self, k: int, reweight: bool, l2: float, first: int) -> np.ndarray:
         """M_k = w_k A^k + w_rest A^rest + b I over the columns ``first:`` (upper triangle)."""
         matrix_mix, _ = self._mixing(reweight, 0.0, 1.0)
-        return self._matrix(matrix_mix[k], b, first)
+        return self._matrix(matrix_mix[k], l2, first)
 
-    def _matrix(self, mix: np.ndarray, b: float, first: int) -> np.ndarray:
+    def _matrix(self, mix: np.ndarray, l2: float, first: int) -> np.ndarray:
         dim = self.dim
         flat = self.data.reshape(dim * dim, self.n_classes, order="F")
         matrix = flat @ mix  # sum_j mix_j A^j, column-major
         if first == 0:
-            matrix[:: dim + 1] += b  # + b I
+            matrix[:: dim + 1] += l2  # + b I (l2 is the paper's b)
             return matrix.reshape(dim, dim, order="F")
         matrix = np.asfortranarray(matrix.reshape(dim, dim, order="F")[first:, first:])
-        matrix.ravel(order="F")[:: dim - first + 1] += b  # + b I
+        matrix.ravel(order="F")[:: dim - first + 1] += l2  # + b I (l2 is the paper's b)
         return matrix
 
     def right_hand_sides(self, reweight: bool, tau: float, eta: float, first: int) -> np.ndarray:
@@ -232,7 +232,7 @@ class ClassStatistics:
         sums = self.data[0, first:, :]  # s^c (with n^c in front when first == 0)
         return rhs_mix @ sums.T
 
-    def solve(self, b: float, tau: float, eta: float, reweight: bool, first: int) -> np.ndarray:
+    def solve(self, l2: float, tau: float, eta: float, reweight: bool, first: int) -> np.ndarray:
         """Weights of every one-vs-rest system, one row per class, ``dim`` columns.
 
         Columns before ``first`` (the constant when there is no intercept) get weight 0.
@@ -242,19 +242,19 @@ class ClassStatistics:
         if n_classes == 0 or self.dim == first:
             return np.zeros((n_classes, self.dim))
         if n_classes == 2:
-            return self._solve_two(b, tau, eta, reweight, first)
+            return self._solve_two(l2, tau, eta, reweight, first)
         matrix_mix, rhs_mix = self._mixing(reweight, tau, eta)
         sums = self.data[0, first:, :]  # s^c, one column per class (n^c first when first == 0)
         rhs = sums @ rhs_mix.T  # r_k = sum_j rhs_mix[k, j] s^j, one column per class
         if self.systems_share_matrix(reweight):
             # Two classes (or no reweighting): one matrix, one factorisation, every class's r.
-            matrix = self._matrix(matrix_mix[0], b, first)
-            weights = solve_spd(matrix, rhs, ridge=b).T
+            matrix = self._matrix(matrix_mix[0], l2, first)
+            weights = solve_spd(matrix, rhs, ridge=l2).T
         else:
             weights = np.empty((n_classes, self.dim - first))
             for k in range(n_classes):
-                matrix = self._matrix(matrix_mix[k], b, first)
-                weights[k] = solve_spd(matrix, rhs[:, k], ridge=b)
+                matrix = self._matrix(matrix_mix[k], l2, first)
+                weights[k] = solve_spd(matrix, rhs[:, k], ridge=l2)
         return self._full_width(weights, first)
 
     def _full_width(self, weights: np.ndarray, first: int) -> np.ndarray:
@@ -265,8 +265,8 @@ class ClassStatistics:
         solution[:, first:] = weights
         return solution
 
-    def _solve_two(self, b: float, tau: float, eta: float, reweight: bool, first: int):
-        """The two-class case of :meth:`solve` with the weights in Python scalars: the same
+    def _solve_two(self, l2: float, tau: float, eta: float, reweight: bool, first: int):
+        """The two-class case of `solve` with the weights in Python scalars: the same
         result as the general path, with fewer numpy calls on the prediction hot path.
 
         Both one-vs-rest systems share M = w_0 A^0 + w_1 A^1 + b I; the right-hand sides are
@@ -279,10 +279,10 @@ class ClassStatistics:
             w_1 = 1.0 / n_1 if n_1 > 0 else 0.0  # 1/n^1
         else:
             w_0, w_1 = float(n_0 > 0), float(n_1 > 0)  # as class_weights: an empty side gets 0
-        matrix = self._matrix(np.array((w_0, w_1)), b, first)  # M = w_0 A^0 + w_1 A^1 + b I
+        matrix = self._matrix(np.array((w_0, w_1)), l2, first)  # M = w_0 A^0 + w_1 A^1 + b I
         target_pos, target_rest = tau + eta, tau - eta
         mix = np.array(
             ((target_pos * w_0, target_rest * w_0), (target_rest * w_1, target_pos * w_1))
         )
         rhs = self.data[0, first:, :] @ mix  # column k: r_k
-        return self._full_width(solve_spd(matrix, rhs, ridge=b).T, first)
+        return self._full_width(solve_spd(matrix, rhs, ridge=l2).T, first)

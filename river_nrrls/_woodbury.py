@@ -34,8 +34,8 @@ class RecursiveInverse:
 
     Parameters
     ----------
-    b
-        Ridge constant (must be positive: ``R_0^{-1} = I / b``).
+    l2
+        Ridge constant (the paper's b) (must be positive: ``R_0^{-1} = I / b``).
     reweight
         Class weights 1/n (True) or 1 (False, plain RLS).
     first
@@ -44,8 +44,8 @@ class RecursiveInverse:
 
     """
 
-    def __init__(self, b: float, reweight: bool, first: int):
-        self.b = b
+    def __init__(self, l2: float, reweight: bool, first: int):
+        self.l2 = l2
         self.reweight = reweight
         self.first = first
         self.inverses: list[np.ndarray] = []  # one per system; a single one when systems share M
@@ -53,20 +53,20 @@ class RecursiveInverse:
     def grow(self, dim: int) -> None:
         """New feature columns: M gains b on the diagonal, so R^{-1} gains 1/b (exact)."""
         self.inverses = [
-            grow_inverse(inverse, dim - self.first, self.b) for inverse in self.inverses
+            grow_inverse(inverse, dim - self.first, self.l2) for inverse in self.inverses
         ]
 
     def sync_systems(self, stats: ClassStatistics) -> None:
         """Create the systems of classes that were just added to ``stats`` (before they learn)."""
         if not self.inverses:
-            self.inverses.append(np.eye(stats.dim - self.first) / self.b)  # R_0^{-1} = I / b
+            self.inverses.append(np.eye(stats.dim - self.first) / self.l2)  # R_0^{-1} = I / b
         if stats.systems_share_matrix(self.reweight):
             return
         if len(self.inverses) == 1:
             # Until now two classes shared one matrix: class 1's system starts as class 0's.
             self.inverses.append(self.inverses[0].copy())
         for k in range(len(self.inverses), stats.n_classes):
-            matrix = stats.assemble(k, self.reweight, self.b, self.first)
+            matrix = stats.assemble(k, self.reweight, self.l2, self.first)
             self.inverses.append(np.linalg.inv(symmetrize_upper(matrix)))
 
     def rebuild(self, stats: ClassStatistics) -> None:
@@ -76,7 +76,7 @@ class RecursiveInverse:
             return
         n_systems = 1 if stats.systems_share_matrix(self.reweight) else stats.n_classes
         for k in range(n_systems):
-            matrix = stats.assemble(k, self.reweight, self.b, self.first)
+            matrix = stats.assemble(k, self.reweight, self.l2, self.first)
             self.inverses.append(np.linalg.inv(symmetrize_upper(matrix)))
 
     def learn(self, stats: ClassStatistics, c: int, vector: np.ndarray) -> None:
@@ -147,12 +147,12 @@ def _sherman_morrison(inverse: np.ndarray, x: np.ndarray, beta: float) -> np.nda
     return (updated + updated.T) / 2.0
 
 
-def grow_inverse(inverse: np.ndarray, dim: int, b: float) -> np.ndarray:
+def grow_inverse(inverse: np.ndarray, dim: int, l2: float) -> np.ndarray:
     """``P`` extended to ``dim`` columns: past samples had zeros there, so ``P`` gains ``1/b``."""
     old = len(inverse)
     if dim <= old:
         return inverse
     grown = np.zeros((dim, dim), order="F")
     grown[:old, :old] = inverse
-    grown.flat[old * (dim + 1) :: dim + 1] = 1.0 / b  # P_0 = I / b on the new diagonal
+    grown.flat[old * (dim + 1) :: dim + 1] = 1.0 / l2  # P_0 = I / b on the new diagonal
     return grown

@@ -5,7 +5,7 @@ sets (inputs in [0, 1]): 10 runs of 2-fold stratified cross-validation; each lea
 online through the training half in a shuffled order and its G-mean measured on the test half;
 b = 1e-4. Every learner runs on the inputs ("linear") and on Toh's reduced polynomial model
 (RM) of an order r chosen on each training half, online, by
-:class:`~river_nrrls.PolynomialOrderSelector` (it never sees the test half).
+`river_nrrls.PolynomialOrderSelector` (it never sees the test half).
 
 The learners are the paper's (NR-RLS, AR-RLS, RLS, CW, AROW, ACOG, PE, PA; TER and IR-RLS as
 the exact references) and river's usual choices (LogisticRegression, alone and behind river's

@@ -1,18 +1,18 @@
 """The ``river-nrrls`` command (also ``python -m river_nrrls``).
 
-Subcommands live in the :data:`COMMANDS` registry: a name mapped to a :class:`Command` (a help
+Subcommands live in the `COMMANDS` registry: a name mapped to a `Command` (a help
 line, a function that adds the subcommand's options to its parser and a function that runs it).
-``evaluate`` is defined here; another module adds a subcommand with :func:`register_command`,
-called when the module is imported. The modules of :data:`COMMAND_MODULES` are imported (when
+``evaluate`` is defined here; another module adds a subcommand with `register_command`,
+called when the module is imported. The modules of `COMMAND_MODULES` are imported (when
 they exist) before the parser is built, so that a subcommand such as ``benchmark`` appears by
 itself once its module is written.
 
 A subcommand's ``run(args)`` returns the exit code. It reports a problem with the user's input
-(a bad file, an unknown name) by raising :class:`UsageError`: :func:`main` prints its message as
+(a bad file, an unknown name) by raising `UsageError`: `main` prints its message as
 one line on stderr and exits with code 2, never with a traceback.
 
-``river-nrrls evaluate`` compares models of the :data:`MODELS` registry by progressive
-validation (river's :func:`~river.evaluate.iter_progressive_val_score`: every sample is first
+``river-nrrls evaluate`` compares models of the `MODELS` registry by progressive
+validation (river's `river.evaluate.iter_progressive_val_score`: every sample is first
 predicted, then learnt) on a bundled data set or a user's CSV file, and prints G-mean, balanced
 accuracy, accuracy, time and memory per model.
 
@@ -149,7 +149,7 @@ class ModelSpec:
     build
         Returns a fresh, untrained classifier.
     binary_only
-        The classifier only understands ``True``/``False`` labels (see :func:`evaluate_models`
+        The classifier only understands ``True``/``False`` labels (see `evaluate_models`
         for what it gets on other labels).
 
     """
@@ -196,7 +196,7 @@ register_model("gnb", "river naive_bayes.GaussianNB()", naive_bayes.GaussianNB)
 
 
 class _MinMaxScaler(preprocessing.MinMaxScaler):
-    """river's :class:`~river.preprocessing.MinMaxScaler`, except that a feature it has not
+    """river's `river.preprocessing.MinMaxScaler`, except that a feature it has not
     learnt yet becomes 0 (like a constant feature) instead of NaN.
 
     river's scaler divides by ``max - min = -inf - inf`` for a feature without statistics, so
@@ -214,9 +214,9 @@ class _MinMaxScaler(preprocessing.MinMaxScaler):
 
 
 def build_model(name: str, one_vs_rest: bool = False, scale: bool = False) -> base.Classifier:
-    """A fresh model ``name`` of :data:`MODELS`.
+    """A fresh model ``name`` of `MODELS`.
 
-    ``one_vs_rest`` wraps a binary-only model in :class:`river.multiclass.OneVsRestClassifier`;
+    ``one_vs_rest`` wraps a binary-only model in `river.multiclass.OneVsRestClassifier`;
     ``scale`` puts a min-max scaler in front (river's, except that a feature not seen yet is 0,
     not NaN).
 
@@ -317,7 +317,7 @@ def evaluate_models(
     A binary-only model (``lr``) gets the labels as booleans: unchanged when they are already
     ``True``/``False``; for two other labels, ``True`` stands for the less frequent one (the
     first seen on a tie), which changes no score; with more classes the model is wrapped in
-    :class:`river.multiclass.OneVsRestClassifier`.
+    `river.multiclass.OneVsRestClassifier`.
 
     The time of a model is the wall time of its pass (predictions, learning and metric updates);
     its memory is river's ``_raw_memory_usage`` of the trained model. A progress bar per model
@@ -370,7 +370,7 @@ def read_csv(path: str, target: str, limit: int | None = None) -> tuple[list[Sam
     Every column but ``target`` is a numeric feature (cells are stripped of surrounding spaces;
     an empty cell is a missing value, left out of ``x``). The target's cells are the labels as
     read (strings), except that ``true``/``false`` in any case become ``True``/``False``. Blank
-    lines are skipped. A ``.gz`` file is decompressed. Any problem raises :class:`UsageError`
+    lines are skipped. A ``.gz`` file is decompressed. Any problem raises `UsageError`
     naming the data row (1-based, header excluded), its line in the file and the column.
 
     """

@@ -5,11 +5,11 @@ NR-RLS's whole state is per-class counts, scatters and sums, which add up across
 
     n^c = sum_p n^c_p,   A^c = sum_p A^c_p,   s^c = sum_p s^c_p
 
-so :func:`fit` learns every partition of a :class:`dask.dataframe.DataFrame` with the vectorised
+so `fit` learns every partition of a `dask.dataframe.DataFrame` with the vectorised
 ``learn_many`` of a fresh clone of the model, then adds the partial models up (``+``) in a tree,
-in partition order. The result is an ordinary :class:`~river_nrrls.NRRLS` (or a pipeline ending
+in partition order. The result is an ordinary `river_nrrls.NRRLS` (or a pipeline ending
 in one), identical up to rounding to the model that learns the partitions one after the other,
-and it keeps learning online with ``learn_one``. :func:`predict` and :func:`predict_proba` score
+and it keeps learning online with ``learn_one``. `predict` and `predict_proba` score
 a Dask DataFrame partition by partition.
 
 Dask is an optional dependency: ``pip install "river-nrrls[dask]"``. The functions run on the
@@ -148,8 +148,8 @@ def fit(
         strings by default (its ``dataframe.convert-string`` option): keep bool and int labels
         in bool and int columns.
     model
-        An :class:`~river_nrrls.NRRLS`, or a pipeline of stateless mini-batch transformers (such
-        as :class:`~river_nrrls.PolynomialExtender`) ending in one; ``None`` is ``NRRLS()``.
+        An `river_nrrls.NRRLS`, or a pipeline of stateless mini-batch transformers (such
+        as `river_nrrls.PolynomialExtender`) ending in one; ``None`` is ``NRRLS()``.
         Only its parameters are used: it is cloned, and left unchanged. To add the data to a
         model that has already learnt, merge: ``model += fit(frame, target, model)``.
         ``forgetting`` must be 1 (decayed statistics do not add up). ``solver="woodbury"`` is
@@ -312,7 +312,7 @@ def predict(model: NRRLS | compose.Pipeline, frame: dd.DataFrame) -> dd.Series:
     Parameters
     ----------
     model
-        A fitted NRRLS, or a pipeline ending in one (as returned by :func:`fit`).
+        A fitted NRRLS, or a pipeline ending in one (as returned by `fit`).
     frame
         The features (any label column must be dropped first).
 
@@ -332,7 +332,7 @@ def predict_proba(model: NRRLS | compose.Pipeline, frame: dd.DataFrame) -> dd.Da
     """Class probabilities of every row of a Dask DataFrame, as a lazy Dask DataFrame.
 
     One ``float64`` column per class, in the model's class order; no column for a model that
-    has not learnt anything. See :func:`predict` for the parameters.
+    has not learnt anything. See `predict` for the parameters.
 
     """
     labels, empty_index, shipped = _scoring_inputs(model, frame)

@@ -30,11 +30,11 @@ class MisclassificationCost(metrics.base.BinaryMetric):
 
     With ``cost_pos = cost_neg = 1`` it is the error rate. Smaller is better. River's sample
     weights (``update(y_true, y_pred, w)``) weight the samples of both the sum and ``n``. The
-    costs are the class costs given here: :func:`river.evaluate.progressive_val_score` gives
+    costs are the class costs given here: `river.evaluate.progressive_val_score` gives
     the ``w`` of a ``(x, y, {"w": c})`` stream to the model's ``learn_one``, not to the metric.
 
-    The metric is a river :class:`~river.metrics.base.BinaryMetric` on a confusion matrix: it
-    works with any river classifier in :func:`river.evaluate.progressive_val_score`, combines
+    The metric is a river `river.metrics.base.BinaryMetric` on a confusion matrix: it
+    works with any river classifier in `river.evaluate.progressive_val_score`, combines
     with other classification metrics with ``+`` and can share a confusion matrix with them.
 
     Parameters

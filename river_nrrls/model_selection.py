@@ -53,7 +53,7 @@ class PolynomialOrderSelector(base.Classifier):
     lowest order, so the simplest model is kept until a higher order is strictly better (and the
     lowest order answers before anything has been scored).
 
-    This is greedy racing, as in :class:`river.model_selection.GreedyRegressor`: every order
+    This is greedy racing, as in `river.model_selection.GreedyRegressor`: every order
     learns every sample, so all scores are measured on the same samples. river has no greedy
     classifier; its bandit and successive-halving selectors train only some of the models on
     each sample, which makes their scores incomparable and starves the orders that start badly.
@@ -69,7 +69,7 @@ class PolynomialOrderSelector(base.Classifier):
     samples with a frozen copy of itself taken at the start of the block, that is with the
     weights it had *before* the block, so its weights are solved once per block instead of once
     per sample. The pipelines themselves still learn every sample as it comes (so
-    :attr:`best_model` is always up to date) and the best order is still updated after every
+    `best_model` is always up to date) and the best order is still updated after every
     sample. It is still online and honest (no sample is scored by a model that has learnt it,
     and nothing outside the stream is looked at); the scores only lag by up to B - 1 samples,
     and the first block is not scored at all (there is no model yet). ``block=1`` is the plain
@@ -87,7 +87,7 @@ class PolynomialOrderSelector(base.Classifier):
         Template of the classifier; each order uses a fresh clone. Defaults to ``NRRLS()``.
     metric
         Template of the classification metric that ranks the orders; each order uses a clone.
-        Defaults to :class:`river.metrics.GeometricMean`, the paper's measure. A metric that
+        Defaults to `river.metrics.GeometricMean`, the paper's measure. A metric that
         needs probabilities (``requires_labels`` false) is fed ``predict_proba_one``.
     block
         Size of the scoring blocks, a positive int: 1 (default) scores every sample with the
@@ -206,7 +206,7 @@ class PolynomialOrderSelector(base.Classifier):
 
     @property
     def best_model(self) -> compose.Pipeline:
-        """The pipeline of :attr:`best_order`."""
+        """The pipeline of `best_order`."""
         return self.pipelines[self._best_order]
 
     def learn_one(self, x: dict, y: typing.Hashable) -> None:

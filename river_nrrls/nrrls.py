@@ -28,7 +28,7 @@ class NRRLS(base.MiniBatchClassifier):
     that a rare class is not drowned by a frequent one. For class ``k``:
 
         w_k = argmin  1/(2 n^k) sum_{i in k} (tau + eta - w.x_i)^2
-                    + 1/(2 n^rest) sum_{i not in k} (tau - eta - w.x_i)^2 + b/2 |w|^2
+                    + 1/(2 n^rest) sum_{i not in k} (tau - eta - w.x_i)^2 + l2/2 |w|^2
 
     The model keeps per-class counts, scatter matrices and sums (O(d^2) per ``learn_one``,
     whatever the number of classes) and solves the normal equations with a Cholesky factorisation
@@ -38,9 +38,9 @@ class NRRLS(base.MiniBatchClassifier):
 
     Parameters
     ----------
-    b
+    l2
         Ridge constant (the paper's b, 1e-4). It regularises the intercept too, as in the batch
-        form. ``b = 0`` is allowed with the Cholesky solver (a singular system then gets the
+        form. ``l2 = 0`` is allowed with the Cholesky solver (a singular system then gets the
         minimum-norm solution).
     reweight
         ``True``: class weights 1/n (TER, the paper's NR-RLS). ``False``: frozen class weights 1,
@@ -50,7 +50,7 @@ class NRRLS(base.MiniBatchClassifier):
     eta
         Half the distance between the targets (> 0).
     intercept
-        Add a constant feature 1, regularised by b like the others.
+        Add a constant feature 1, regularised by l2 like the others.
     forgetting
         Per-class exponential forgetting lambda in (0, 1]: an arrival of class c multiplies class
         c's mass, scatter and sum by lambda before the sample is added, so the model equals the
@@ -60,7 +60,7 @@ class NRRLS(base.MiniBatchClassifier):
         ``"cholesky"`` (default): statistics + on-demand Cholesky. ``"woodbury"``: the paper's
         Algorithm 1, a recursive inverse updated at every sample (Theta(d^3) per sample,
         numerically fragile at high polynomial orders), kept to reproduce the paper. It needs
-        ``b > 0``.
+        ``l2 > 0``.
 
     Attributes
     ----------
@@ -118,7 +118,7 @@ class NRRLS(base.MiniBatchClassifier):
 
     def __init__(
         self,
-        b: float = 1e-4,
+        l2: float = 1e-4,
         reweight: bool = True,
         tau: float = 0.0,
         eta: float = 1.0,
@@ -126,14 +126,14 @@ class NRRLS(base.MiniBatchClassifier):
         forgetting: float = 1.0,
         solver: str = "cholesky",
     ):
-        self.b = b
+        self.l2 = l2
         self.reweight = reweight
         self.tau = tau
         self.eta = eta
         self.intercept = intercept
         self.forgetting = forgetting
         self.solver = solver
-        self._b = check_real("b", b, low=0.0)
+        self._l2 = check_real("l2", l2, low=0.0)
         self._tau = check_real("tau", tau)
         self._eta = check_real("eta", eta, low=0.0, low_open=True)
         self._forgetting = check_real("forgetting", forgetting, low=0.0, high=1.0, low_open=True)
@@ -141,8 +141,8 @@ class NRRLS(base.MiniBatchClassifier):
         check_bool("intercept", intercept)
         if solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
-        if solver == "woodbury" and self._b == 0.0:
-            raise ValueError("solver='woodbury' needs b > 0 (its recursion starts from I / b)")
+        if solver == "woodbury" and self._l2 == 0.0:
+            raise ValueError("solver='woodbury' needs l2 > 0 (its recursion starts from I / b)")
         self._init_state()
 
     def _init_state(self) -> None:
@@ -151,7 +151,7 @@ class NRRLS(base.MiniBatchClassifier):
         self._first = 0 if self.intercept else 1  # first column the systems use
         self._stats = ClassStatistics(dim=self._index.size, forgetting=self._forgetting)
         self._recursion = (
-            RecursiveInverse(self._b, bool(self.reweight), self._first)
+            RecursiveInverse(self._l2, bool(self.reweight), self._first)
             if self.solver == "woodbury"
             else None
         )
@@ -199,7 +199,7 @@ class NRRLS(base.MiniBatchClassifier):
                 self._solution = self._recursion.solve(self._stats, self._tau, self._eta)
             else:
                 self._solution = self._stats.solve(
-                    self._b, self._tau, self._eta, bool(self.reweight), self._first
+                    self._l2, self._tau, self._eta, bool(self.reweight), self._first
                 )
         return self._solution
 
@@ -251,7 +251,7 @@ class NRRLS(base.MiniBatchClassifier):
         # issubclass, not isinstance: river makes a pipeline ending in an NRRLS an "instance".
         if not issubclass(type(other), NRRLS):
             raise TypeError(f"can only merge an NRRLS with an NRRLS, not {type(other).__name__}")
-        for name in ("b", "reweight", "tau", "eta", "intercept", "forgetting", "solver"):
+        for name in ("l2", "reweight", "tau", "eta", "intercept", "forgetting", "solver"):
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine != theirs:
                 raise ValueError(

@@ -110,7 +110,7 @@ class OCSCA(base.Wrapper, base.Classifier):
         Misclassification cost C- of a negative (``False``) sample.
     score
         How ``f0(x)`` is read from the model. ``"decision"``: ``model.decision_one(x)[True]``
-        (for instance :class:`~river_nrrls.NRRLS`; ``-decision[False]`` when only ``False`` is
+        (for instance `river_nrrls.NRRLS`; ``-decision[False]`` when only ``False`` is
         there). ``"proba"``: ``2 p - 1`` with ``p = model.predict_proba_one(x)[True]``.
         ``"logit"``: ``log(p / (1 - p))`` with ``p`` clipped to [1e-6, 1 - 1e-6].
         ``"regression"``: ``model.predict_one(x)``. ``"auto"`` (default): ``"decision"`` if the
@@ -136,13 +136,13 @@ class OCSCA(base.Wrapper, base.Classifier):
     Notes
     -----
     **Costs.** ``learn_one(x, y, w=c)`` gives the sample its own cost ``C_t = c``, which
-    overrides ``cost_pos`` / ``cost_neg``. :func:`river.evaluate.progressive_val_score` passes
+    overrides ``cost_pos`` / ``cost_neg``. `river.evaluate.progressive_val_score` passes
     ``w`` this way from a stream of ``(x, y, {"w": c})`` triples, so cost-sensitive streams need
     no extra code.
 
     **Details of the update.** A row with ``x . x = 0`` (no non-zero feature and no intercept)
     leaves ``w`` unchanged, as does a passive step (``tau_t = 0``); a feature enters
-    :attr:`weights` at its first non-zero step. Features may appear at any time (their weight
+    `weights` at its first non-zero step. Features may appear at any time (their weight
     starts at 0) or be absent (zero); a ``None`` value is missing (zero) and is not shown to
     ``f0``. Non-numeric or non-finite values raise an error naming the feature, and a bad
     label, cost or ``x`` leaves the model (``f0`` included) exactly as it was.

@@ -115,7 +115,7 @@ class PolynomialExtender(base.MiniBatchTransformer):
     would be an exact copy of their sum, so it is left out).
 
     ``kind="full"`` gives every monomial of degree 1..r, with the same values and names as
-    :class:`river.feature_extraction.PolynomialExtender` (which has no mini-batch form).
+    `river.feature_extraction.PolynomialExtender` (which has no mini-batch form).
 
     Parameters
     ----------
@@ -125,7 +125,7 @@ class PolynomialExtender(base.MiniBatchTransformer):
         ``"reduced"`` (Toh's RM, the paper's choice) or ``"full"`` (every monomial).
     include_bias
         Add the constant feature ``"bias"`` equal to 1 (RM's ``alpha_0`` term). Leave it off in
-        front of :class:`river_nrrls.NRRLS`, which has its own intercept.
+        front of `river_nrrls.NRRLS`, which has its own intercept.
     aggregate
         ``"sum"`` (the paper): the RM terms use ``S = sum_j x_j``. ``"mean"`` (**a deviation from
         the paper**): they use ``S / n_features`` instead. It is a rescaling of columns only (the

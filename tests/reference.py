@@ -101,7 +101,7 @@ class TERReference:
         rows: typing.Sequence[dict],
         labels: typing.Sequence,
         *,
-        b: float = 1e-4,
+        l2: float = 1e-4,
         tau: float = 0.0,
         eta: float = 1.0,
         intercept: bool = True,
@@ -134,11 +134,11 @@ class TERReference:
             targets = np.where(in_k, tau + eta, tau - eta)
             if self.dim == 0:
                 continue
-            M = X.T @ (row_weight[:, None] * X) + b * np.eye(self.dim)  # X^T W X + b I
+            M = X.T @ (row_weight[:, None] * X) + l2 * np.eye(self.dim)  # X^T W X + b I
             r = X.T @ (row_weight * targets)  # X^T W t
             r_abs = np.abs(X).T @ (row_weight * np.abs(targets))  # |X|^T W |t|
             floors[k] = np.linalg.norm(r_abs) / np.linalg.norm(M, 2)
-            if b > 0:
+            if l2 > 0:
                 solution[k] = np.linalg.solve(M, r)
             else:
                 solution[k] = np.linalg.lstsq(M, r, rcond=None)[0]

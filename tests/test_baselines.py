@@ -65,7 +65,7 @@ def _model_vector(model, label, intercept: bool) -> np.ndarray:
 # ------------------------------------------------------------------ AR-RLS and IR-RLS
 
 
-def _arrls_reference(stream, b, tau, eta, intercept):
+def _arrls_reference(stream, l2, tau, eta, intercept):
     """Batch weighted ridge: the k-th sample of a class weighs 1/k; one-vs-rest targets."""
     X = _design(stream, intercept)
     labels = [y for _, y in stream]
@@ -76,12 +76,12 @@ def _arrls_reference(stream, b, tau, eta, intercept):
         harmonic.append(1.0 / seen[y])  # 1 / rank of the sample within its class
     harmonic = np.array(harmonic)
     return {
-        k: _ridge(X, harmonic, np.where(np.array(labels) == k, tau + eta, tau - eta), b)
+        k: _ridge(X, harmonic, np.where(np.array(labels) == k, tau + eta, tau - eta), l2)
         for k in seen
     }
 
 
-def _ter_reference(stream, b, tau, eta, intercept):
+def _ter_reference(stream, l2, tau, eta, intercept):
     """Batch TER one-vs-rest: class k weighs 1/n^k, the rest 1/n^rest."""
     X = _design(stream, intercept)
     labels = np.array([y for _, y in stream], dtype=object)
@@ -90,7 +90,7 @@ def _ter_reference(stream, b, tau, eta, intercept):
         mine = labels == k
         n_k, n_rest = mine.sum(), (~mine).sum()
         weights = np.where(mine, 1.0 / n_k, 1.0 / max(n_rest, 1))
-        solutions[k] = _ridge(X, weights, np.where(mine, tau + eta, tau - eta), b)
+        solutions[k] = _ridge(X, weights, np.where(mine, tau + eta, tau - eta), l2)
     return solutions
 
 
@@ -101,13 +101,13 @@ def _ter_reference(stream, b, tau, eta, intercept):
     "params",
     [
         {},
-        {"b": 0.05, "tau": 0.3, "eta": 2.0, "intercept": False},
+        {"l2": 0.05, "tau": 0.3, "eta": 2.0, "intercept": False},
     ],
 )
 @pytest.mark.parametrize("labels", [[False, True], ["x", "y", "z"]])
 def test_least_squares_match_batch_after_every_sample(klass, reference, params, labels):
     stream = _mixed_stream(30, labels, seed=len(labels))
-    full = {"b": 1e-4, "tau": 0.0, "eta": 1.0, "intercept": True} | params
+    full = {"l2": 1e-4, "tau": 0.0, "eta": 1.0, "intercept": True} | params
     model = klass(**params)
     for t, (x, y) in enumerate(stream, start=1):
         model.learn_one(x, y)
@@ -136,7 +136,7 @@ def test_arrls_differs_from_ter_and_irrls_does_not():
     for x, y in stream:
         arrls.learn_one(x, y)
         irrls.learn_one(x, y)
-    ter = _ter_reference(stream, b=1e-4, tau=0.0, eta=1.0, intercept=True)[True]
+    ter = _ter_reference(stream, l2=1e-4, tau=0.0, eta=1.0, intercept=True)[True]
     assert np.allclose(_model_vector(irrls, True, True), ter, rtol=1e-6, atol=1e-8)
     assert not np.allclose(_model_vector(arrls, True, True), ter, rtol=1e-2)
 
@@ -158,10 +158,10 @@ def test_arrls_differs_from_ter_and_irrls_does_not():
 )
 def test_least_squares_match_batch_on_random_streams(stream):
     for klass, reference in ((ARRLS, _arrls_reference), (IRRLS, _ter_reference)):
-        model = klass(b=0.1)
+        model = klass(l2=0.1)
         for x, y in stream:
             model.learn_one(x, y)
-        expected = reference(stream, b=0.1, tau=0.0, eta=1.0, intercept=True)
+        expected = reference(stream, l2=0.1, tau=0.0, eta=1.0, intercept=True)
         for label, weights in expected.items():
             np.testing.assert_allclose(
                 _model_vector(model, label, True), weights, rtol=1e-7, atol=1e-9
@@ -526,9 +526,9 @@ def test_least_squares_reject_unhashable_labels(klass):
 @pytest.mark.parametrize(
     ("klass", "params"),
     [
-        (ARRLS, {"b": 0.0}), (ARRLS, {"b": -1.0}), (ARRLS, {"eta": 0.0}),
-        (ARRLS, {"tau": float("nan")}), (ARRLS, {"b": float("inf")}),
-        (IRRLS, {"b": 0.0}), (IRRLS, {"eta": -1.0}),
+        (ARRLS, {"l2": 0.0}), (ARRLS, {"l2": -1.0}), (ARRLS, {"eta": 0.0}),
+        (ARRLS, {"tau": float("nan")}), (ARRLS, {"l2": float("inf")}),
+        (IRRLS, {"l2": 0.0}), (IRRLS, {"eta": -1.0}),
         (CWClassifier, {"confidence": 0.5}), (CWClassifier, {"confidence": 1.0}),
         (CWClassifier, {"confidence": 0.3}), (CWClassifier, {"initial_variance": 0.0}),
         (CWClassifier, {"variant": "full"}),
@@ -548,7 +548,7 @@ def test_invalid_parameters_raise_value_error(klass, params):
 @pytest.mark.parametrize(
     ("klass", "params"),
     [
-        (ARRLS, {"b": "1"}), (IRRLS, {"intercept": 1}), (CWClassifier, {"diagonal": "no"}),
+        (ARRLS, {"l2": "1"}), (IRRLS, {"intercept": 1}), (CWClassifier, {"diagonal": "no"}),
         (AROWClassifier, {"r": None}), (ACOGClassifier, {"intercept": None}),
         (CWClassifier, {"confidence": True}),
     ],

@@ -1,4 +1,4 @@
-"""Tests of :mod:`river_nrrls.cli`: the ``river-nrrls`` command."""
+"""Tests of `river_nrrls.cli`: the ``river-nrrls`` command."""
 
 from __future__ import annotations
 
@@ -520,12 +520,12 @@ def test_target_without_csv_and_csv_with_dataset_exit_2(capsys, tmp_path):
 
 
 def test_a_registered_model_can_be_chosen(capsys, monkeypatch):
-    monkeypatch.setitem(cli.MODELS, "ridge", cli.ModelSpec("ridge", lambda: NRRLS(b=1.0)))
+    monkeypatch.setitem(cli.MODELS, "ridge", cli.ModelSpec("ridge", lambda: NRRLS(l2=1.0)))
     code, out, _ = _run(capsys, "evaluate", "--limit", "90", "--format", "csv",
                         "--models", "ridge")
     assert code == 0
     g_mean = metrics.GeometricMean()
-    evaluate.progressive_val_score(_pima(90), NRRLS(b=1.0), g_mean)
+    evaluate.progressive_val_score(_pima(90), NRRLS(l2=1.0), g_mean)
     assert float(_csv_table(out)["ridge"]["g_mean"]) == pytest.approx(g_mean.get(), rel=1e-12)
 
 

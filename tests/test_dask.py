@@ -176,7 +176,7 @@ def test_multiclass_with_a_class_that_appears_late(client):
 
 def test_integer_labels_and_ridge_parameters(client):
     frame = _frame(800, (3, 1, 2), seed=6)
-    params = {"reweight": False, "intercept": False, "b": 0.5, "eta": 2.0}
+    params = {"reweight": False, "intercept": False, "l2": 0.5, "eta": 2.0}
     fitted = nrrls_dask.fit(dd.from_pandas(frame, npartitions=4), "label", NRRLS(**params))
     assert all(type(label) is int for label in fitted.weights)
     ref = TERReference(_rows(frame), _labels(frame), **params)
@@ -235,13 +235,13 @@ def test_target_as_a_dask_series(client):
 
 def test_the_given_model_is_only_a_template(client):
     frame = _frame(400, ("u", "v"), seed=11)
-    template = _sequential(frame.iloc[:50], b=0.01)
+    template = _sequential(frame.iloc[:50], l2=0.01)
     before = pickle.dumps(template)
     fitted = nrrls_dask.fit(dd.from_pandas(frame, npartitions=2), "label", template)
     assert pickle.dumps(template) == before
-    assert fitted is not template and fitted.b == 0.01
+    assert fitted is not template and fitted.l2 == 0.01
     assert_model_matches(
-        fitted, TERReference(_rows(frame), _labels(frame), b=0.01), _probes(frame), RTOL
+        fitted, TERReference(_rows(frame), _labels(frame), l2=0.01), _probes(frame), RTOL
     )
 
 
@@ -256,7 +256,7 @@ def test_woodbury_solver(client):
 def test_polynomial_pipeline(client):
     frame = _frame(900, (True, False), seed=13, late_start=500)
     pieces = _split(frame, [0, 250, 250, 400, 0])
-    template = PolynomialExtender(degree=3) | NRRLS(b=1e-3)
+    template = PolynomialExtender(degree=3) | NRRLS(l2=1e-3)
     before = pickle.dumps(template)
     fitted = nrrls_dask.fit(_from_pieces(pieces), "label", template)
     assert pickle.dumps(template) == before
@@ -268,9 +268,9 @@ def test_polynomial_pipeline(client):
     # The reference learns the expanded rows, one by one.
     expander = PolynomialExtender(degree=3)
     expanded = [expander.transform_one(x) for x in _rows(frame)]
-    ref = TERReference(expanded, _labels(frame), b=1e-3)
+    ref = TERReference(expanded, _labels(frame), l2=1e-3)
     assert_model_matches(fitted["NRRLS"], ref, expanded[:5], RTOL)
-    sequential = PolynomialExtender(degree=3) | NRRLS(b=1e-3)
+    sequential = PolynomialExtender(degree=3) | NRRLS(l2=1e-3)
     for x, y in zip(_rows(frame), _labels(frame)):
         sequential.learn_one(x, y)
     for x in _rows(frame.iloc[:20]):

@@ -1,4 +1,4 @@
-"""Tests of :mod:`river_nrrls.datasets`: the vendored data sets of the NR-RLS paper."""
+"""Tests of `river_nrrls.datasets`: the vendored data sets of the NR-RLS paper."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def _matrix(model: NRRLS, ref: TERReference) -> np.ndarray:
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize(
     "params",
-    [{}, {"reweight": False, "intercept": False, "tau": 0.5, "eta": 2.0, "b": 0.3}],
+    [{}, {"reweight": False, "intercept": False, "tau": 0.5, "eta": 2.0, "l2": 0.3}],
     ids=["ter", "ridge-no-intercept"],
 )
 def test_add_is_a_new_model_trained_on_both_and_leaves_operands_untouched(solver, params):
@@ -310,7 +310,7 @@ def test_merging_shards_in_order_gives_the_sequential_class_and_feature_order():
 @pytest.mark.parametrize(
     ("name", "mine", "theirs"),
     [
-        ("b", 1e-4, 1e-3),
+        ("l2", 1e-4, 1e-3),
         ("tau", 0.0, 0.5),
         ("eta", 1.0, 2.0),
         ("intercept", True, False),

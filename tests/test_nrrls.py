@@ -37,7 +37,7 @@ PROBE = {"a": 0.5, "b": -1.25, 3: 2.0, "c": -0.3, "e": 1.0, "f": 0.7, "never_see
 
 PARAMS = st.fixed_dictionaries(
     {
-        "b": st.floats(1e-3, 10.0),
+        "l2": st.floats(1e-3, 10.0),
         "tau": st.floats(-2.0, 2.0),
         "eta": st.floats(0.1, 3.0),
         "intercept": st.booleans(),
@@ -122,7 +122,7 @@ def test_reference_matches_sklearn_weighted_ridge():
     X = rng.normal(size=(40, 4))
     labels = list(rng.choice(["u", "v"], size=40))
     rows = [dict(enumerate(row.tolist())) for row in X]
-    ref = TERReference(rows, labels, b=0.3, tau=0.2, eta=1.5, forgetting=0.9)
+    ref = TERReference(rows, labels, l2=0.3, tau=0.2, eta=1.5, forgetting=0.9)
     masses = sample_masses(labels, 0.9)
     design = np.hstack([np.ones((40, 1)), X])
     for k, label in enumerate(ref.labels):
@@ -137,7 +137,7 @@ def test_reference_minimises_the_ter_objective():
     rng = np.random.default_rng(2)
     rows = [{"p": float(v), "q": float(w)} for v, w in rng.normal(size=(25, 2))]
     labels = list(rng.choice([1, 2, 3], size=25))
-    ref = TERReference(rows, labels, b=0.01, tau=0.5, eta=2.0)
+    ref = TERReference(rows, labels, l2=0.01, tau=0.5, eta=2.0)
     X = np.array([ref.dense(row) for row in rows])
     for k, label in enumerate(ref.labels):
         in_k = np.array([y == label for y in labels])
@@ -209,10 +209,10 @@ def test_zero_ridge_with_full_rank_data_equals_least_squares():
     rows = [{"u": float(u), "v": float(v), "w": float(w)} for u, v, w in rng.normal(size=(60, 3))]
     labels = [("k", i % 3) for i in range(60)]
     for reweight in (True, False):
-        model = NRRLS(b=0.0, reweight=reweight)
+        model = NRRLS(l2=0.0, reweight=reweight)
         for x, y in zip(rows, labels):
             model.learn_one(x, y)
-        ref = TERReference(rows, labels, b=0.0, reweight=reweight)
+        ref = TERReference(rows, labels, l2=0.0, reweight=reweight)
         assert_model_matches(model, ref, rows[:5], RTOL)
 
 
@@ -259,9 +259,9 @@ def test_learn_many_in_chunks_equals_learn_one_and_batch_ter(stream, params, cut
 REAL = [
     ("Pima", {}),
     ("Pima", {"forgetting": 0.99, "tau": 0.5, "eta": 0.5}),
-    ("Pima", {"reweight": False, "b": 1.0}),
+    ("Pima", {"reweight": False, "l2": 1.0}),
     ("Sonar", {}),
-    ("Sonar", {"intercept": False, "b": 1e-2, "tau": -1.0, "eta": 2.0}),
+    ("Sonar", {"intercept": False, "l2": 1e-2, "tau": -1.0, "eta": 2.0}),
     ("Wdbc", {}),
     ("Wdbc", {"forgetting": 0.95}),
 ]
@@ -471,10 +471,10 @@ def test_learn_many_with_mismatched_lengths_raises_and_keeps_state(n_labels):
 @pytest.mark.parametrize(
     ("params", "culprit"),
     [
-        ({"b": -1e-3}, "b"),
-        ({"b": float("nan")}, "b"),
-        ({"b": float("inf")}, "b"),
-        ({"b": "1"}, "b"),
+        ({"l2": -1e-3}, "l2"),
+        ({"l2": float("nan")}, "l2"),
+        ({"l2": float("inf")}, "l2"),
+        ({"l2": "1"}, "l2"),
         ({"forgetting": 0.0}, "forgetting"),
         ({"forgetting": 1.5}, "forgetting"),
         ({"forgetting": -0.5}, "forgetting"),
@@ -485,7 +485,7 @@ def test_learn_many_with_mismatched_lengths_raises_and_keeps_state(n_labels):
         ({"tau": float("nan")}, "tau"),
         ({"tau": None}, "tau"),
         ({"solver": "qr"}, "solver"),
-        ({"solver": "woodbury", "b": 0.0}, "woodbury"),
+        ({"solver": "woodbury", "l2": 0.0}, "woodbury"),
         ({"reweight": "yes"}, "reweight"),
         ({"intercept": None}, "intercept"),
     ],
@@ -675,7 +675,7 @@ def test_pickled_model_continues_identically(params):
 
 
 def test_clone_gives_a_fresh_model():
-    params = {"b": 0.5, "forgetting": 0.9, "tau": 0.3, "eta": 2.0, "reweight": False}
+    params = {"l2": 0.5, "forgetting": 0.9, "tau": 0.3, "eta": 2.0, "reweight": False}
     model, rows, labels = _trained(params)
     fresh = model.clone()
     assert fresh is not model
@@ -739,10 +739,10 @@ def test_merging_with_forgetting_or_different_parameters_raises():
     b, _, _ = _trained({"forgetting": 0.9})
     with pytest.raises(ValueError, match="forgetting"):
         a + b
-    c, _, _ = _trained({"b": 1.0})
-    d, _, _ = _trained({"b": 2.0})
+    c, _, _ = _trained({"l2": 1.0})
+    d, _, _ = _trained({"l2": 2.0})
     before = _state(c)
-    with pytest.raises(ValueError, match="b"):
+    with pytest.raises(ValueError, match="l2"):
         c += d
     assert _state(c) == before
 

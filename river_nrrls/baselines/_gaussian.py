@@ -20,8 +20,8 @@ class GaussianLinearClassifier(base.Classifier):
 
     The state is the mean ``mu`` (the weights used to predict) and the covariance ``Sigma`` of
     the weights, full (a Fortran-ordered matrix whose upper triangle is authoritative) or
-    diagonal (a vector). A subclass implements :meth:`_update`, built from :meth:`_sigma_x`
-    and :meth:`_shrink`.
+    diagonal (a vector). A subclass implements `_update`, built from `_sigma_x`
+    and `_shrink`.
 
     Features may appear at any time: a new feature was zero in every past sample, so it got no
     update and its weight is exactly as initialised, mean 0 and variance ``initial_variance``,

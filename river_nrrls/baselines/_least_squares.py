@@ -35,17 +35,17 @@ def inverse_step(
 class OneVsRestLeastSquares(base.Classifier):
     """What AR-RLS and IR-RLS share: parameters, labels, features and inference.
 
-    A subclass implements :meth:`_weight_matrix`: one weight vector per seen class (rows, in the
+    A subclass implements `_weight_matrix`: one weight vector per seen class (rows, in the
     order the classes were first seen) over the columns of ``self._index``.
 
     """
 
-    def __init__(self, b: float, tau: float, eta: float, intercept: bool):
-        self.b = b
+    def __init__(self, l2: float, tau: float, eta: float, intercept: bool):
+        self.l2 = l2
         self.tau = tau
         self.eta = eta
         self.intercept = intercept
-        self._b = check_real("b", b, low=0.0, low_open=True)
+        self._l2 = check_real("l2", l2, low=0.0, low_open=True)
         self._tau = check_real("tau", tau)
         self._eta = check_real("eta", eta, low=0.0, low_open=True)
         check_bool("intercept", intercept)

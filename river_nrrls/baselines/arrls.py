@@ -22,27 +22,27 @@ class ARRLS(OneVsRestLeastSquares):
 
     where ``r_i`` is the rank of sample ``i`` within its class (1 for the first), with targets
     ``t_ki = tau + eta`` when sample ``i`` is of class ``k`` and ``tau - eta`` otherwise. This
-    only approximates the total-error-rate (TER) solution that :class:`NRRLS`
+    only approximates the total-error-rate (TER) solution that `NRRLS`
     computes: a class carries the harmonic total ``H(n^c) ~ ln n^c + 0.58`` rather than 1, so the
     rebalancing is partial.
 
     One recursive inverse ``P = (sum_i gamma_i x_i x_i^T + b I)^{-1}`` is shared by every class
     (the sample weights do not depend on the class whose system is solved), so a sample costs
     Theta(d^2) whatever the number of classes. Multiclass problems are one-vs-rest like
-    :class:`NRRLS`; with three classes or more, a "rest" sample keeps the harmonic weight of its
+    `NRRLS`; with three classes or more, a "rest" sample keeps the harmonic weight of its
     own class (it is not re-ranked within the rest).
 
     Parameters
     ----------
-    b
-        Ridge constant (> 0; the recursion starts from ``P = I / b``). It regularises the
+    l2
+        Ridge constant (the paper's b (> 0; the recursion starts from ``P = I / b``). It regularises the
         intercept too.
     tau
         Threshold: the class targets are ``tau - eta`` (rest) and ``tau + eta`` (class).
     eta
         Half the distance between the targets (> 0).
     intercept
-        Add a constant feature 1, regularised by b like the others.
+        Add a constant feature 1, regularised by l2 like the others.
 
     Attributes
     ----------
@@ -53,7 +53,7 @@ class ARRLS(OneVsRestLeastSquares):
 
     Notes
     -----
-    ``decision_one``, ``predict_one`` and ``predict_proba_one`` follow :class:`NRRLS`: raw
+    ``decision_one``, ``predict_one`` and ``predict_proba_one`` follow `NRRLS`: raw
     outputs, the class with the largest output (ties go to the class seen first), and the softmax
     of ``2 f_k / eta``. A class first seen after ``t`` samples starts from the weighted ridge of
     those samples with target ``tau - eta`` (kept as an extra row updated with the same gain).
@@ -86,22 +86,22 @@ class ARRLS(OneVsRestLeastSquares):
 
     """
 
-    def __init__(self, b: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True):
-        super().__init__(b=b, tau=tau, eta=eta, intercept=intercept)
-        self._inverse = grow_inverse(np.zeros((0, 0), order="F"), self._index.size, self._b)
+    def __init__(self, l2: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True):
+        super().__init__(l2=l2, tau=tau, eta=eta, intercept=intercept)
+        self._inverse = grow_inverse(np.zeros((0, 0), order="F"), self._index.size, self._l2)
         # Row 0: the weighted ridge with target 1 for every sample, the start of a new class.
         self._rows = np.zeros((1, self._index.size))
 
     @classmethod
     def _unit_test_params(cls):
         yield {}
-        yield {"b": 0.1, "tau": 0.5, "eta": 2.0, "intercept": False}
+        yield {"l2": 0.1, "tau": 0.5, "eta": 2.0, "intercept": False}
 
     def learn_one(self, x: dict, y: typing.Hashable) -> None:
         label, vector, new_features = self._encode_sample(x, y)
         if new_features:
             self._index.add(new_features)
-            self._inverse = grow_inverse(self._inverse, self._index.size, self._b)
+            self._inverse = grow_inverse(self._inverse, self._index.size, self._l2)
             self._rows = np.pad(self._rows, ((0, 0), (0, len(new_features))))
         slot = self._slots.get(label)
         if slot is None:

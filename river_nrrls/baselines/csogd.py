@@ -70,7 +70,7 @@ class CSOGDClassifier(base.Classifier):
     Notes
     -----
     **Per-sample costs.** ``learn_one(x, y, w=c)`` (this is how
-    :func:`river.evaluate.progressive_val_score` passes the ``{"w": c}`` of a stream of triples)
+    `river.evaluate.progressive_val_score` passes the ``{"w": c}`` of a stream of triples)
     gives the sample the cost ``c`` in place of ``cost_pos`` or ``cost_neg``, so that
     ``rho_y = c / cost_neg``: with the default ``cost_neg = 1``, ``rho_y`` is the given cost.
     With ``objective="sum"``, ``w`` is a sample weight that multiplies ``rho_y``.

@@ -24,26 +24,26 @@ class IRRLS(OneVsRestLeastSquares):
         w_k = P sum_i gamma_i t_ki x_i
 
     with targets ``t_ki = tau + eta`` for the samples of class ``k`` and ``tau - eta`` for the
-    others. After every sample the weights are therefore exactly those of :class:`NRRLS`
+    others. After every sample the weights are therefore exactly those of `NRRLS`
     (batch TER), at a cost of Theta(n_t d^2) per arrival and O(n d + d^2) memory. It is the
-    paper's "iterative" baseline, kept for the running-time comparison: :class:`NRRLS` computes
+    paper's "iterative" baseline, kept for the running-time comparison: `NRRLS` computes
     the same solution at Theta(d^2) per sample.
 
-    Multiclass problems are one-vs-rest like :class:`NRRLS`: the system of class ``k`` weighs
+    Multiclass problems are one-vs-rest like `NRRLS`: the system of class ``k`` weighs
     its class by ``1/n^k`` and the rest by ``1/n^rest``. With two classes both systems share one
     recursion; with more, each class needs its own pass over the stored samples.
 
     Parameters
     ----------
-    b
-        Ridge constant (> 0; the recursion starts from ``P = I / b``). It regularises the
+    l2
+        Ridge constant (the paper's b (> 0; the recursion starts from ``P = I / b``). It regularises the
         intercept too.
     tau
         Threshold: the class targets are ``tau - eta`` (rest) and ``tau + eta`` (class).
     eta
         Half the distance between the targets (> 0).
     intercept
-        Add a constant feature 1, regularised by b like the others.
+        Add a constant feature 1, regularised by l2 like the others.
 
     Attributes
     ----------
@@ -54,7 +54,7 @@ class IRRLS(OneVsRestLeastSquares):
 
     Notes
     -----
-    ``decision_one``, ``predict_one`` and ``predict_proba_one`` follow :class:`NRRLS`: raw
+    ``decision_one``, ``predict_one`` and ``predict_proba_one`` follow `NRRLS`: raw
     outputs, the class with the largest output (ties go to the class seen first), and the softmax
     of ``2 f_k / eta``. New features are zero in the stored samples, which is exact. A ``None``
     value is missing (zero). Bad values raise an error naming the feature and leave the model
@@ -95,8 +95,8 @@ class IRRLS(OneVsRestLeastSquares):
 
     """
 
-    def __init__(self, b: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True):
-        super().__init__(b=b, tau=tau, eta=eta, intercept=intercept)
+    def __init__(self, l2: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True):
+        super().__init__(l2=l2, tau=tau, eta=eta, intercept=intercept)
         self._samples = np.zeros((0, self._index.size))  # stored x_i, one row each (capacity)
         self._sample_slots = np.zeros(0, dtype=np.intp)  # class slot of each stored sample
         self._n_stored = 0
@@ -105,7 +105,7 @@ class IRRLS(OneVsRestLeastSquares):
     @classmethod
     def _unit_test_params(cls):
         yield {}
-        yield {"b": 0.1, "tau": 0.5, "eta": 2.0, "intercept": False}
+        yield {"l2": 0.1, "tau": 0.5, "eta": 2.0, "intercept": False}
 
     def _unit_test_skips(self):
         # IR-RLS stores every sample (the paper's O(n)-memory algorithm, kept only as a running
@@ -161,7 +161,7 @@ class IRRLS(OneVsRestLeastSquares):
             )
             if not dim:
                 continue
-            inverse = grow_inverse(np.zeros((0, 0), order="F"), dim, self._b)  # P_0 = I / b
+            inverse = grow_inverse(np.zeros((0, 0), order="F"), dim, self._l2)  # P_0 = I / b
             for sample, inverse_weight in zip(samples, sample_inverse_weights.tolist()):
                 inverse, _, _ = inverse_step(inverse, sample, inverse_weight)
             # r_k = sum_i gamma_i t_ki x_i, then w_k = P r_k

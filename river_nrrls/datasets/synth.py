@@ -1,8 +1,8 @@
 """Imbalanced streams from river's synthetic generators, for experiments on rare classes.
 
 river's generators (``river.datasets.synth``) give balanced or fixed-ratio classes;
-:class:`Imbalanced` resamples any binary stream to a chosen share of positives, and
-:func:`scale_agrawal` maps the features of ``synth.Agrawal`` to [0, 1] with the generator's
+`Imbalanced` resamples any binary stream to a chosen share of positives, and
+`scale_agrawal` maps the features of ``synth.Agrawal`` to [0, 1] with the generator's
 documented ranges (fixed constants, so the scaling does not change as the stream goes on).
 
 """
