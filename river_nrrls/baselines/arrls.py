@@ -35,8 +35,8 @@ class ARRLS(OneVsRestLeastSquares):
     Parameters
     ----------
     l2
-        Ridge constant (the paper's b (> 0; the recursion starts from ``P = I / b``). It regularises the
-        intercept too.
+        Ridge constant, the paper's b (> 0; the recursion starts from ``P = I / b``). It
+        regularises the intercept too.
     tau
         Threshold: the class targets are ``tau - eta`` (rest) and ``tau + eta`` (class).
     eta
@@ -86,7 +86,9 @@ class ARRLS(OneVsRestLeastSquares):
 
     """
 
-    def __init__(self, l2: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True):
+    def __init__(
+        self, l2: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True
+    ):
         super().__init__(l2=l2, tau=tau, eta=eta, intercept=intercept)
         self._inverse = grow_inverse(np.zeros((0, 0), order="F"), self._index.size, self._l2)
         # Row 0: the weighted ridge with target 1 for every sample, the start of a new class.

@@ -36,8 +36,8 @@ class IRRLS(OneVsRestLeastSquares):
     Parameters
     ----------
     l2
-        Ridge constant (the paper's b (> 0; the recursion starts from ``P = I / b``). It regularises the
-        intercept too.
+        Ridge constant, the paper's b (> 0; the recursion starts from ``P = I / b``). It
+        regularises the intercept too.
     tau
         Threshold: the class targets are ``tau - eta`` (rest) and ``tau + eta`` (class).
     eta
@@ -95,7 +95,9 @@ class IRRLS(OneVsRestLeastSquares):
 
     """
 
-    def __init__(self, l2: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True):
+    def __init__(
+        self, l2: float = 1e-4, tau: float = 0.0, eta: float = 1.0, intercept: bool = True
+    ):
         super().__init__(l2=l2, tau=tau, eta=eta, intercept=intercept)
         self._samples = np.zeros((0, self._index.size))  # stored x_i, one row each (capacity)
         self._sample_slots = np.zeros(0, dtype=np.intp)  # class slot of each stored sample
