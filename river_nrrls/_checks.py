@@ -9,7 +9,14 @@ import typing
 import numpy as np
 import pandas as pd
 
-__all__ = ["as_label", "check_bool", "check_real", "factorize_labels", "label_sign"]
+__all__ = [
+    "as_label",
+    "check_bool",
+    "check_real",
+    "factorize_labels",
+    "label_sign",
+    "sample_weights",
+]
 
 
 def check_real(
@@ -82,3 +89,43 @@ def label_sign(label: typing.Any, estimator: str = "this binary classifier") -> 
         f"{estimator} expects bool labels (True = positive, False = negative, or 1/0); "
         f"got the label {label!r} of type {type(label).__name__}"
     )
+
+
+def sample_weights(w: typing.Any, y: typing.Any) -> np.ndarray | None:
+    """The per-row weights of a mini-batch: ``None`` when every weight is 1, else a float array.
+
+    ``w`` is ``None``, one real number for every row, or one per row of ``y``: a pandas Series
+    with ``y``'s index (when ``y`` is a Series too) or a sequence as long as ``y``. Weights must
+    be finite and >= 0 (``ValueError`` naming the row otherwise; ``TypeError`` for non-numbers).
+
+    """
+    if w is None:
+        return None
+    if isinstance(w, (numbers.Real, np.number)) and not isinstance(w, (bool, np.bool_)):
+        weight = check_real("w", w, low=0.0)
+        return None if weight == 1.0 else np.full(len(y), weight)
+    if isinstance(w, (str, bytes, dict)) or not hasattr(w, "__len__"):
+        raise TypeError(f"w must be a number or one weight per row, got {type(w).__name__}")
+    if len(w) != len(y):
+        raise ValueError(f"w has {len(w)} weights but y has {len(y)} labels")
+    if isinstance(w, pd.Series) and isinstance(y, pd.Series) and not w.index.equals(y.index):
+        raise ValueError("w must have the same index as y")
+    index = w.index if isinstance(w, pd.Series) else range(len(w))
+    if isinstance(w, (pd.Series, np.ndarray)):
+        values = w.to_numpy() if isinstance(w, pd.Series) else w
+    else:  # a plain sequence: look at every element (a bool must not pass as 1.0)
+        values = np.empty(len(w), dtype=object)
+        for i, value in enumerate(w):
+            values[i] = value
+    if values.dtype.kind not in "iuf":  # bools, objects, strings: name the first bad one
+        for row, value in zip(index, values):
+            try:
+                check_real("w", value, low=0.0)
+            except (TypeError, ValueError) as error:
+                raise type(error)(f"{error} (row {row!r})") from None
+    weights = np.asarray(values, dtype=float)
+    bad = ~np.isfinite(weights) | (weights < 0)
+    if bad.any():
+        row = list(index)[int(np.argmax(bad))]
+        raise ValueError(f"w must be finite and >= 0, got {weights[bad][0]!r} at row {row!r}")
+    return weights

@@ -1,10 +1,12 @@
 """Per-class sufficient statistics of the total-error-rate (TER) least squares.
 
-For every class ``c`` the state is its (decayed) sample mass ``n^c``, its scatter
-``A^c = sum_i x_i x_i^T`` and its sum ``s^c = sum_i x_i`` (algorithms.md 2.4). All three live in
-one augmented scatter: column 0 is a constant 1 prepended to every sample, so that
+For every class ``c`` the state is its (decayed, weighted) sample mass ``n^c = sum_i m_i``, its
+scatter ``A^c = sum_i m_i x_i x_i^T`` and its sum ``s^c = sum_i m_i x_i``, ``m_i`` being sample
+``i``'s mass: its weight ``w_i`` (1 by default) times lambda to the number of later arrivals of
+its class (algorithms.md 2.4). All three live in one augmented scatter: column 0 is a constant 1
+prepended to every sample, so that
 
-    scatter^c = sum_i [1, x_i] [1, x_i]^T = [[n^c, s^c^T], [s^c, A^c]]
+    scatter^c = sum_i m_i [1, x_i] [1, x_i]^T = [[n^c, s^c^T], [s^c, A^c]]
 
 and one symmetric rank-1 update (BLAS ``dsyr``) learns a sample. The scatters of all classes are
 stored as one Fortran-ordered ``(D, D, C)`` array, ``data[:, :, c]`` being class ``c``'s.
@@ -135,27 +137,37 @@ class ClassStatistics:
 
     # ---------------------------------------------------------------- learning
 
-    def update_one(self, c: int, vector: np.ndarray) -> None:
-        """Add one sample (``vector[0] == 1``, ``dim`` entries) to class slot ``c``."""
+    def update_one(self, c: int, vector: np.ndarray, weight: float = 1.0) -> None:
+        """Add one sample (``vector[0] == 1``, ``dim`` entries) of mass ``weight`` to slot ``c``."""
         scatter = self.data[:, :, c]
         if self.forgetting != 1.0:
             scatter *= self.forgetting  # n^c, s^c, A^c <- lambda (n^c, s^c, A^c)
-        # [n^c, s^c; s^c, A^c] += [1, x][1, x]^T: n^c += 1, s^c += x, A^c += x x^T (upper)
-        blas.dsyr(1.0, vector, a=scatter, lower=0, overwrite_a=1)
+        # [n^c, s^c; s^c, A^c] += w [1, x][1, x]^T: n^c += w, s^c += w x, A^c += w x x^T (upper)
+        blas.dsyr(weight, vector, a=scatter, lower=0, overwrite_a=1)
 
-    def update_many(self, c: int, matrix: np.ndarray) -> None:
-        """Add the rows of ``matrix`` (in stream order, column 0 all ones) to class slot ``c``."""
+    def update_many(self, c: int, matrix: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """Add the rows of ``matrix`` (in stream order, column 0 all ones) to class slot ``c``.
+
+        ``weights`` are the rows' masses w_j (all 1 when ``None``); none may be 0, since every
+        row counts as an arrival of the class for the forgetting.
+
+        """
         n_rows = len(matrix)
         if n_rows == 0:
             return
         scatter = self.data[:, :, c]
         if self.forgetting == 1.0:
-            scatter += matrix.T @ matrix
+            if weights is None:
+                scatter += matrix.T @ matrix
+            else:
+                scatter += matrix.T @ (matrix * weights[:, None])  # sum_j w_j [1, x_j][1, x_j]^T
             return
-        # Sample j of m gets mass lambda^(m-1-j); the old statistics decay by lambda^m.
-        decay = self.forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+        # Sample j of m gets mass w_j lambda^(m-1-j); the old statistics decay by lambda^m.
+        mass = self.forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+        if weights is not None:
+            mass *= weights
         scatter *= self.forgetting**n_rows
-        scatter += matrix.T @ (matrix * decay[:, None])
+        scatter += matrix.T @ (matrix * mass[:, None])
 
     def merge(self, other: ClassStatistics, columns: np.ndarray) -> None:
         """Add ``other``'s statistics in place; ``columns[j]`` is where other's column j goes.

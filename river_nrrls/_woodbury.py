@@ -6,13 +6,13 @@ per sample and numerically sound.
 
 For every one-vs-rest system ``k`` the recursion keeps ``R_k^{-1} = M_k^{-1}``. When a sample of
 class ``c`` arrives, each system's positive side (``k == c``) or rest side (``k != c``) changes
-from ``(A_old, n_old)`` to ``(lambda-decayed A_old + x x^T, n_new)``. The paper's two steps
+from ``(A_old, n_old)`` to ``(lambda-decayed A_old + w x x^T, n_new)``. The paper's two steps
 (algorithms.md 2.1, with its printing errors fixed) then give the new inverse:
 
     step 4 (downdate):  G^{-1} = R^{-1} - R^{-1} (I + D R^{-1})^{-1} D R^{-1},
                         D = A_decayed / n_new - A_old / n_old  (= -beta S_old when lambda = 1)
     step 5 (rank one):  R^{-1} = G^{-1} - beta G^{-1} x x^T G^{-1} / (1 + beta x^T G^{-1} x),
-                        beta = 1 / n_new
+                        beta = w / n_new   (w: the sample's weight, 1 in the paper)
 
 The class means ``S = A / n`` of the paper are read from the shared statistics rather than kept
 as a second copy; the targets' right-hand side ``z = z^- + z^+`` is formed before ``w = R^{-1} z``
@@ -79,8 +79,11 @@ class RecursiveInverse:
             matrix = stats.assemble(k, self.reweight, self.l2, self.first)
             self.inverses.append(np.linalg.inv(symmetrize_upper(matrix)))
 
-    def learn(self, stats: ClassStatistics, c: int, vector: np.ndarray) -> None:
-        """Update every system for one sample of class slot ``c``; call before ``stats`` learns."""
+    def learn(
+        self, stats: ClassStatistics, c: int, vector: np.ndarray, weight: float = 1.0
+    ) -> None:
+        """Update every system for one sample of class slot ``c`` and mass ``weight`` (w > 0);
+        call before ``stats`` learns."""
         first, lam = self.first, stats.forgetting
         x = vector[first:]
         counts = stats.counts
@@ -88,25 +91,26 @@ class RecursiveInverse:
         shared = stats.systems_share_matrix(self.reweight)
         for k, inverse in enumerate(self.inverses):
             if shared or k == c:
-                # The side that changes is class c itself: (A^c, n^c) -> (lambda A^c + x x^T, ..).
+                # The side that changes is class c: (A^c, n^c) -> (lambda A^c + w x x^T, ..).
                 n_old = counts[c]
                 a_old = class_scatter
                 a_decayed = lam * a_old
-                n_new = lam * n_old + 1.0
+                n_new = lam * n_old + weight
             else:
-                # The rest side of class k's system: class c inside it decays, then gains x.
+                # The rest side of class k's system: class c inside it decays, then gains w x.
                 others = np.arange(stats.n_classes) != k
                 n_old = counts[others].sum()
                 a_old = self._block(stats.data[:, :, others].sum(axis=2))
                 a_decayed = a_old - (1.0 - lam) * class_scatter
-                n_new = n_old - (1.0 - lam) * counts[c] + 1.0
+                n_new = n_old - (1.0 - lam) * counts[c] + weight
             weight_old = self._weight(n_old)
             weight_new = self._weight(n_new)  # beta_t = 1 / n_t (1 without reweighting)
             # D = A_decayed / n_new - A_old / n_old  (= -beta_t S_{t-1} when lambda = 1)
             downdate = weight_new * a_decayed - weight_old * a_old
             if np.any(downdate):
                 inverse = _woodbury_step(inverse, downdate)  # step 4: G_t^{-1}
-            self.inverses[k] = _sherman_morrison(inverse, x, weight_new)  # step 5: R_t^{-1}
+            # step 5: R_t^{-1}, the rank-one term beta_t w x x^T of a sample of mass w
+            self.inverses[k] = _sherman_morrison(inverse, x, weight_new * weight)
 
     def _block(self, scatter: np.ndarray) -> np.ndarray:
         return symmetrize_upper(scatter)[self.first :, self.first :]

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from river import base
 
-from ._checks import as_label, check_bool, check_real, factorize_labels
+from ._checks import as_label, check_bool, check_real, factorize_labels, sample_weights
 from ._index import FeatureIndex
 from ._stats import ClassStatistics
 from ._woodbury import RecursiveInverse
@@ -78,6 +78,11 @@ class NRRLS(base.MiniBatchClassifier):
     probability of the first is ``1 / (1 + exp(-4 f / eta))``: 0.5 on the decision boundary and
     0.98 at the class target. Before any learning ``predict_proba_one`` returns ``{}`` and
     ``predict_one`` returns ``None``.
+
+    Sample weights: ``learn_one(x, y, w=w)`` gives the sample the mass ``w`` (``w`` copies of it,
+    exactly), so the model is the batch TER with weighted (and, with forgetting, decayed) sample
+    masses; ``w = 0`` is a no-op. ``learn_many`` takes one weight or one per row. This is what
+    ``progressive_val_score`` passes for ``(x, y, {"w": w})`` streams.
 
     Features may appear at any time (the statistics are extended exactly: past samples had zeros
     there) or be absent (zero). A ``None`` value, or ``NaN`` in a DataFrame, is missing (zero).
@@ -187,10 +192,10 @@ class NRRLS(base.MiniBatchClassifier):
                 self._recursion.sync_systems(self._stats)
         return slot
 
-    def _learn_dense(self, slot: int, vector: np.ndarray) -> None:
+    def _learn_dense(self, slot: int, vector: np.ndarray, weight: float = 1.0) -> None:
         if self._recursion is not None:
-            self._recursion.learn(self._stats, slot, vector)
-        self._stats.update_one(slot, vector)
+            self._recursion.learn(self._stats, slot, vector, weight)
+        self._stats.update_one(slot, vector, weight)
 
     def _weight_matrix(self) -> np.ndarray:
         """Weights of every class (rows), solved only when the statistics changed."""
@@ -205,29 +210,56 @@ class NRRLS(base.MiniBatchClassifier):
 
     # ---------------------------------------------------------------- learning
 
-    def learn_one(self, x: dict, y: typing.Hashable) -> None:
+    def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
+        """Learn one sample of mass ``w``: the same as learning it ``w`` times (w >= 0).
+
+        A sample of weight ``w`` adds ``w x x^T``, ``w x`` and ``w`` to its class's scatter, sum
+        and mass (after the forgetting's decay), so the model is the batch TER with those sample
+        masses. ``w = 0`` is a no-op (the sample is still validated).
+
+        """
+        weight = check_real("w", w, low=0.0)
         label = as_label(y)
         vector, new = self._index.dense_one(x, grow=True)
+        if weight == 0.0:
+            return
         self._grow(new)
-        self._learn_dense(self._slot(label), vector)
+        self._learn_dense(self._slot(label), vector, weight)
         self._solution = None
 
-    def learn_many(self, X: pd.DataFrame, y: pd.Series) -> None:
+    def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
+        """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would.
+
+        ``w`` is one weight for every row, or one per row (a Series with ``y``'s index, or a
+        sequence as long as ``y``); rows of weight 0 are left out, as ``learn_one`` would.
+
+        """
         if len(X) != len(y):
             raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
+        weights = sample_weights(w, y)
         codes, uniques = factorize_labels(y)
+        if weights is not None and not weights.all():
+            self._index.encode_many(X, grow=False)  # validate every row, the left-out ones too
+            kept = weights > 0
+            X, weights = X[kept], weights[kept]
+            codes, first_codes = pd.factorize(codes[kept])  # the classes left, in order
+            uniques = [uniques[code] for code in first_codes]
         matrix, new = self._index.encode_many(X, grow=True)
         self._grow(new)
         if len(codes) == 0:
             return
         if self._recursion is not None:
             # The recursion is sequential by nature: exactly the learn_one loop.
-            for code, row in zip(codes, matrix):
-                self._learn_dense(self._slot(uniques[code]), row)
+            row_weights = np.ones(len(codes)) if weights is None else weights
+            for code, row, weight in zip(codes, matrix, row_weights.tolist()):
+                self._learn_dense(self._slot(uniques[code]), row, weight)
         else:
             # Labels in order of first appearance, as the learn_one loop would register them.
             for code, label in enumerate(uniques):
-                self._stats.update_many(self._slot(label), matrix[codes == code])
+                rows = codes == code
+                self._stats.update_many(
+                    self._slot(label), matrix[rows], None if weights is None else weights[rows]
+                )
         self._solution = None
 
     def reset(self) -> NRRLS:

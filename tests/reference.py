@@ -9,8 +9,9 @@ there, so emerging features are zero in the past rows):
     w_k = (X^T W X + b I)^{-1} X^T W t_k
 
 * ``t_k[i] = tau + eta`` if sample ``i`` is of class ``k``, ``tau - eta`` otherwise;
-* mass of sample ``i`` of class ``c``: ``lambda ** (number of LATER arrivals of class c)``
-  (1 for every sample when ``lambda = forgetting = 1``);
+* mass of sample ``i`` of class ``c``: ``w_i * lambda ** (number of LATER arrivals of class c)``
+  (1 for every sample when ``lambda = forgetting = 1`` and there are no sample weights ``w_i``);
+  a sample of weight 0 is not in the stream at all (no class, no feature, no arrival);
 * ``n_k`` = total mass of class ``k``, ``n_rest`` = total mass of the other classes;
 * ``W[i, i] = mass_i / n_k`` for the rows of class ``k`` and ``mass_i / n_rest`` for the others
   (``reweight=True``, TER); ``W[i, i] = mass_i`` when ``reweight=False`` (plain ridge). An empty
@@ -65,21 +66,34 @@ def _is_missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def sample_masses(labels: typing.Sequence, forgetting: float = 1.0) -> np.ndarray:
-    """Mass of every sample: ``forgetting ** (later arrivals of the same class)``."""
+def sample_masses(
+    labels: typing.Sequence, forgetting: float = 1.0, sample_weights: typing.Sequence | None = None
+) -> np.ndarray:
+    """Mass of every sample: ``w_i * forgetting ** (later arrivals of the same class)``.
+
+    The samples must all have positive weights (drop the weight-0 ones first).
+
+    """
+    weights = np.ones(len(labels)) if sample_weights is None else np.asarray(sample_weights)
     masses = np.empty(len(labels))
     later: dict = {}
     for i in range(len(labels) - 1, -1, -1):
         j = later.get(labels[i], 0)
-        masses[i] = forgetting**j
+        masses[i] = weights[i] * forgetting**j
         later[labels[i]] = j + 1
     return masses
 
 
-def class_masses(labels: typing.Sequence, forgetting: float = 1.0) -> dict:
-    """``{label: total mass}``, labels in order of first appearance."""
+def class_masses(
+    labels: typing.Sequence, forgetting: float = 1.0, sample_weights: typing.Sequence | None = None
+) -> dict:
+    """``{label: total mass}``, labels in order of first appearance (weight-0 samples ignored)."""
+    if sample_weights is not None:
+        kept = [i for i, w in enumerate(sample_weights) if w != 0]
+        labels = [labels[i] for i in kept]
+        sample_weights = [sample_weights[i] for i in kept]
     totals: dict = {}
-    for label, mass in zip(labels, sample_masses(labels, forgetting)):
+    for label, mass in zip(labels, sample_masses(labels, forgetting, sample_weights)):
         totals[label] = totals.get(label, 0.0) + float(mass)
     return totals
 
@@ -93,6 +107,9 @@ class TERReference:
         Feature dicts in stream order; ``None`` (or a float NaN) is a missing value.
     labels
         Labels in stream order.
+    sample_weights
+        The samples' weights ``w_i`` (default 1): a sample of weight ``w`` has ``w`` times the
+        mass of a sample of weight 1; one of weight 0 is left out of the stream.
 
     """
 
@@ -107,7 +124,13 @@ class TERReference:
         intercept: bool = True,
         reweight: bool = True,
         forgetting: float = 1.0,
+        sample_weights: typing.Sequence[float] | None = None,
     ):
+        if sample_weights is not None:  # a sample of weight 0 is not in the stream at all
+            kept = [i for i, w in enumerate(sample_weights) if w != 0]
+            rows = [rows[i] for i in kept]
+            labels = [labels[i] for i in kept]
+            sample_weights = [float(sample_weights[i]) for i in kept]
         self.intercept = intercept
         self.labels: list = list(dict.fromkeys(labels))
         features: dict = {}
@@ -117,7 +140,7 @@ class TERReference:
                     features.setdefault(name, None)
         self.features: list = list(features)
         X = np.array([self.dense(row) for row in rows], dtype=float).reshape(len(rows), self.dim)
-        masses = sample_masses(list(labels), forgetting)
+        masses = sample_masses(list(labels), forgetting, sample_weights)
         solution = np.zeros((len(self.labels), self.dim))
         floors = np.zeros(len(self.labels))
         for k, label in enumerate(self.labels):
