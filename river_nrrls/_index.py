@@ -24,7 +24,17 @@ import typing
 import numpy as np
 import pandas as pd
 
-__all__ = ["FeatureIndex", "check_value", "validate_one", "validate_frame", "sort_features"]
+__all__ = [
+    "FeatureIndex",
+    "as_frame",
+    "as_series",
+    "check_value",
+    "native_frame",
+    "native_series",
+    "validate_one",
+    "validate_frame",
+    "sort_features",
+]
 
 _FAST_TYPES = frozenset((float, int))
 
@@ -88,11 +98,89 @@ def validate_one(x: dict) -> dict:
     return clean
 
 
-def validate_frame(X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Validate a DataFrame: its values as a float matrix (NaN, missing, as 0) and a mask of the
-    columns that hold at least one observed (non-missing) value."""
-    if not isinstance(X, pd.DataFrame):
-        raise TypeError(f"X must be a pandas DataFrame, got {type(X).__name__}")
+def as_frame(X: typing.Any) -> pd.DataFrame:
+    """Any eager dataframe river accepts (pandas, polars, pyarrow, ... via narwhals) as pandas.
+
+    This is the one entry point of every ``*_many`` method. A pandas DataFrame passes through
+    untouched; another backend is converted once, its nulls becoming the NaN that the rest of
+    this module reads as *missing*, so every backend follows the same missing-value rules.
+
+    """
+    if isinstance(X, pd.DataFrame):
+        return X
+    import narwhals.stable.v2 as nw
+
+    try:
+        frame = nw.from_native(X, eager_only=True)
+    except TypeError:
+        raise TypeError(
+            f"X must be a DataFrame (pandas, polars, pyarrow, ...), got {type(X).__name__}"
+        ) from None
+    return frame.to_pandas()
+
+
+def as_series(y: typing.Any) -> typing.Any:
+    """A series of any backend river accepts as a pandas Series; anything else is returned as is
+    (a list, a numpy array, a scalar weight)."""
+    if isinstance(y, pd.Series) or y is None or isinstance(y, (list, tuple, np.ndarray)):
+        return y
+    import narwhals.stable.v2 as nw
+
+    try:
+        series = nw.from_native(y, series_only=True)
+    except TypeError:
+        return y
+    return series.to_pandas()
+
+
+def _is_pandas(X: typing.Any) -> bool:
+    return isinstance(X, pd.DataFrame)
+
+
+def native_series(values: np.ndarray, *, name: typing.Hashable, like: typing.Any) -> typing.Any:
+    """The predictions of a ``*_many`` call in the backend of its input ``like``, as river's own
+    estimators return them: a pandas Series on ``like``'s index, or a Series of like's backend.
+
+    An object array is narrowed to the labels' own dtype (bool labels give a bool Series)."""
+    if _is_pandas(like):
+        return pd.Series(values, index=like.index, name=name).infer_objects()
+    import narwhals.stable.v2 as nw
+    from river.utils.dataframe import to_native_series
+
+    if values.dtype == object:
+        values = pd.Series(values).infer_objects().to_numpy()
+    return to_native_series(values, name=name, like=nw.from_native(like, eager_only=True))
+
+
+def native_frame(values: np.ndarray, *, columns: list, like: typing.Any) -> typing.Any:
+    """A ``*_many`` result (one column per class) in the backend of its input ``like``.
+
+    pandas keeps the labels themselves as column labels (a tuple label stays one tuple, never a
+    MultiIndex level); other backends need string names, so there the labels are ``str(label)``,
+    as river's own estimators do."""
+    if _is_pandas(like):
+        return pd.DataFrame(values, index=like.index, columns=_label_index(columns))
+    import narwhals.stable.v2 as nw
+    from river.utils.dataframe import to_native_frame
+
+    frame = nw.from_native(like, eager_only=True)
+    if not columns:
+        return frame.select([]).to_native()
+    return to_native_frame(np.asarray(values, dtype=float), like=frame, columns=columns)
+
+
+def _label_index(labels: list) -> pd.Index:
+    """Class labels as a flat pandas Index (tuples kept whole)."""
+    index = np.empty(len(labels), dtype=object)
+    index[:] = labels
+    return pd.Index(index, dtype=object, tupleize_cols=False)
+
+
+def validate_frame(X: typing.Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a dataframe: its values as a float matrix (NaN, missing, as 0) and a mask of the
+    columns that hold at least one observed (non-missing) value. ``X`` is any dataframe
+    `as_frame` accepts."""
+    X = as_frame(X)
     if X.columns.has_duplicates:
         duplicated = X.columns[X.columns.duplicated()].tolist()
         raise ValueError(f"X has duplicated columns: {duplicated}")
@@ -264,13 +352,15 @@ class FeatureIndex:
         vector.flags.writeable = False
         return vector
 
-    def encode_many(self, X: pd.DataFrame, grow: bool = True) -> tuple[np.ndarray, list]:
-        """Validate a DataFrame and return it as a dense matrix in index order, and new features.
+    def encode_many(self, X: typing.Any, grow: bool = True) -> tuple[np.ndarray, list]:
+        """Validate a dataframe and return it as a dense matrix in index order, and new features.
 
-        The matrix has ``size + len(new)`` columns (reserved ones hold ``fill``). NaN cells are
-        missing (zero); a column that is entirely missing does not create a feature.
+        ``X`` is any dataframe `as_frame` accepts. The matrix has ``size + len(new)`` columns
+        (reserved ones hold ``fill``). NaN cells are missing (zero); a column that is entirely
+        missing does not create a feature.
 
         """
+        X = as_frame(X)
         values, observed = validate_frame(X)
         names = list(X.columns)
         position = self.position

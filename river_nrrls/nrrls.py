@@ -10,7 +10,7 @@ import pandas as pd
 from river import base
 
 from ._checks import as_label, check_bool, check_real, factorize_labels, sample_weights
-from ._index import FeatureIndex
+from ._index import FeatureIndex, as_frame, as_series, native_frame, native_series
 from ._stats import ClassStatistics
 from ._woodbury import RecursiveInverse
 
@@ -234,6 +234,7 @@ class NRRLS(base.MiniBatchClassifier):
         sequence as long as ``y``); rows of weight 0 are left out, as ``learn_one`` would.
 
         """
+        X, y, w = as_frame(X), as_series(y), as_series(w)
         if len(X) != len(y):
             raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
         weights = sample_weights(w, y)
@@ -248,6 +249,7 @@ class NRRLS(base.MiniBatchClassifier):
         self._grow(new)
         if len(codes) == 0:
             return
+        self._y_name = getattr(y, "name", None)  # river names predict_many's Series after y
         if self._recursion is not None:
             # The recursion is sequential by nature: exactly the learn_one loop.
             row_weights = np.ones(len(codes)) if weights is None else weights
@@ -354,28 +356,42 @@ class NRRLS(base.MiniBatchClassifier):
         scaled /= scaled.sum(axis=1, keepdims=True)
         return scaled
 
-    def decision_many(self, X: pd.DataFrame) -> pd.DataFrame:
-        """Raw outputs for every row of ``X``: one column per seen class."""
+    def _outputs_many(self, X: typing.Any) -> np.ndarray:
+        """Raw outputs f(x) = w_c^T x of every row (rows) for every seen class (columns)."""
         matrix, _ = self._index.encode_many(X, grow=False)
         if not self._stats.labels:
-            return pd.DataFrame(index=X.index)
-        outputs = matrix @ self._weight_matrix().T
-        return pd.DataFrame(outputs, index=X.index, columns=pd.Index(self._stats.labels))
+            return np.empty((len(matrix), 0))
+        return matrix @ self._weight_matrix().T
 
-    def predict_many(self, X: pd.DataFrame) -> pd.Series:
-        decision = self.decision_many(X)
-        if decision.shape[1] == 0:
-            return pd.Series([None] * len(X), index=X.index, dtype=object)
-        labels = np.empty(decision.shape[1], dtype=object)
+    def decision_many(self, X: typing.Any) -> typing.Any:
+        """Raw outputs for every row of ``X``: one column per seen class.
+
+        ``X`` is any dataframe river accepts (pandas, polars, pyarrow, ...), and so is the
+        result, in ``X``'s backend (pandas: on ``X``'s index). The columns are the classes in the
+        order they were first learned (the order of `n_samples`); with pandas they are the labels
+        themselves (a tuple label stays one tuple), other backends need ``str(label)``.
+
+        """
+        return native_frame(self._outputs_many(X), columns=list(self._stats.labels), like=X)
+
+    def predict_many(self, X: typing.Any) -> typing.Any:
+        """The most likely class of every row, as a Series of the labels' dtype (bool labels give
+        a bool Series) named after the ``y`` of `learn_many`, in ``X``'s backend."""
+        outputs = self._outputs_many(X)
+        labels = np.empty(len(self._stats.labels), dtype=object)
         labels[:] = self._stats.labels
-        return pd.Series(labels[decision.to_numpy().argmax(axis=1)], index=X.index)
+        if len(labels) == 0:
+            values = np.full(len(outputs), None, dtype=object)
+        else:
+            values = labels[outputs.argmax(axis=1)]
+        return native_series(values, name=getattr(self, "_y_name", None), like=X)
 
-    def predict_proba_many(self, X: pd.DataFrame) -> pd.DataFrame:
-        decision = self.decision_many(X)
-        if decision.shape[1] == 0:
-            return decision
-        probabilities = self._softmax(decision.to_numpy(copy=True))
-        return pd.DataFrame(probabilities, index=X.index, columns=decision.columns)
+    def predict_proba_many(self, X: typing.Any) -> typing.Any:
+        """Class probabilities of every row; columns as in `decision_many`."""
+        outputs = self._outputs_many(X)
+        if outputs.shape[1]:
+            outputs = self._softmax(outputs)
+        return native_frame(outputs, columns=list(self._stats.labels), like=X)
 
     # -------------------------------------------------------------- inspection
 

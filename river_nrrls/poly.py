@@ -7,10 +7,9 @@ import numbers
 import typing
 
 import numpy as np
-import pandas as pd
 from river import base
 
-from ._index import sort_features, validate_frame, validate_one
+from ._index import as_frame, native_frame, sort_features, validate_frame, validate_one
 
 __all__ = ["PolynomialExtender"]
 
@@ -338,10 +337,13 @@ class PolynomialExtender(base.MiniBatchTransformer):
         expanded = self._expand(values[None, :], layout)[0]
         return dict(zip(layout.names, expanded.tolist()))
 
-    def transform_many(self, X: pd.DataFrame) -> pd.DataFrame:
-        matrix, observed = validate_frame(X)
+    def transform_many(self, X: typing.Any) -> typing.Any:
+        """Expand every row of ``X``, any dataframe river accepts (pandas, polars, pyarrow, ...);
+        the result is in ``X``'s backend (pandas: on ``X``'s index)."""
+        frame = as_frame(X)
+        matrix, observed = validate_frame(frame)
         columns = np.flatnonzero(observed)
-        layout = self._layout(tuple(X.columns[columns]))
+        layout = self._layout(tuple(frame.columns[columns]))
         values = matrix[:, columns[layout.order]]
         expanded = self._expand(values, layout)
-        return pd.DataFrame(expanded, index=X.index, columns=pd.Index(layout.names, dtype=object))
+        return native_frame(expanded, columns=list(layout.names), like=X)

@@ -1,0 +1,145 @@
+"""Any dataframe river accepts (pandas, polars, pyarrow) in every ``*_many`` method."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+from river_nrrls import NRRLS, PolynomialExtender
+
+
+def _frame(rows: int = 40, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.normal(size=(rows, 3)), columns=["a", "b", "c"])
+    y = pd.Series(X["a"] + 0.3 * X["b"] > 0, name="target")
+    return X, y
+
+
+BACKENDS = {
+    "polars": (pl.from_pandas, pl.from_pandas),
+    "pyarrow": (
+        lambda X: pa.Table.from_pandas(X, preserve_index=False),
+        lambda y: pa.chunked_array([y.to_numpy()]),
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_nrrls_learns_the_same_from_every_backend(backend):
+    to_frame, to_series = BACKENDS[backend]
+    X, y = _frame()
+    reference, model = NRRLS(), NRRLS()
+    reference.learn_many(X, y)
+    model.learn_many(to_frame(X), to_series(y))
+    assert model.weights == reference.weights
+    proba = model.predict_proba_many(to_frame(X))
+    assert not isinstance(proba, pd.DataFrame)  # the input's backend, as river returns
+    np.testing.assert_array_equal(
+        proba.to_pandas().to_numpy(),
+        reference.predict_proba_many(X).to_numpy(),
+    )
+    predictions = pd.Series(np.asarray(model.predict_many(to_frame(X))))
+    assert predictions.dtype == bool
+    assert predictions.tolist() == reference.predict_many(X).tolist()
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_missing_values_follow_the_pandas_rules(backend):
+    to_frame, _ = BACKENDS[backend]
+    X, y = _frame()
+    X.loc[[1, 5, 9], "b"] = np.nan
+    X["d"] = np.nan  # an all-missing column creates no feature
+    reference, model = NRRLS(), NRRLS()
+    reference.learn_many(X, y)
+    model.learn_many(to_frame(X), y)
+    assert model.weights == reference.weights
+    assert "d" not in model.weights[True]
+
+
+def test_polars_nulls_are_missing():
+    X, y = _frame()
+    X.loc[[2, 3], "c"] = np.nan
+    polars_frame = pl.from_pandas(X).with_columns(
+        pl.when(pl.col("c").is_nan()).then(None).otherwise(pl.col("c")).alias("c")
+    )
+    assert polars_frame["c"].null_count() == 2
+    reference, model = NRRLS(), NRRLS()
+    reference.learn_many(X, y)
+    model.learn_many(polars_frame, y)
+    assert model.weights == reference.weights
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_bad_values_raise_and_leave_the_model_unchanged(backend):
+    import pickle
+
+    to_frame, _ = BACKENDS[backend]
+    X, y = _frame()
+    model = NRRLS()
+    model.learn_many(X, y)
+    before = pickle.dumps(model)
+    X.loc[4, "a"] = np.inf
+    with pytest.raises(ValueError, match="'a'"):
+        model.learn_many(to_frame(X), y)
+    assert pickle.dumps(model) == before
+
+
+def test_not_a_frame_raises():
+    with pytest.raises(TypeError, match="DataFrame"):
+        NRRLS().learn_many([[1.0, 2.0]], [True])
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_polynomial_extender_accepts_every_backend(backend):
+    to_frame, _ = BACKENDS[backend]
+    X, _ = _frame()
+    extender = PolynomialExtender(degree=2)
+    expected = extender.transform_many(X)
+    result = extender.transform_many(to_frame(X))
+    assert not isinstance(result, pd.DataFrame)
+    assert list(result.column_names if backend == "pyarrow" else result.columns) == list(
+        expected.columns
+    )
+    np.testing.assert_allclose(np.asarray(result.to_pandas()), expected.to_numpy())
+
+
+def test_predict_many_has_the_label_dtype_and_y_name():
+    X, y = _frame()
+    model = NRRLS()
+    model.learn_many(X, y)
+    predictions = model.predict_many(X)
+    assert predictions.dtype == bool
+    assert predictions.name == "target"
+    assert predictions.index.equals(X.index)
+    model = NRRLS()
+    model.learn_many(X, y.astype(int))
+    assert model.predict_many(X).dtype == np.int64
+
+
+def test_proba_columns_are_classes_in_first_seen_order():
+    X, y = _frame()
+    y = y.map({True: "yes", False: "no"})
+    model = NRRLS()
+    model.learn_many(X, y)
+    first = list(dict.fromkeys(y))
+    assert list(model.predict_proba_many(X).columns) == first
+    assert list(model.decision_many(X).columns) == first
+    assert list(model.n_samples) == first
+
+
+def test_tuple_labels_are_flat_columns():
+    X, y = _frame()
+    y = y.map({True: (1, 2), False: (3,)})
+    model = NRRLS()
+    model.learn_many(X, y)
+    for result in (model.predict_proba_many(X), model.decision_many(X)):
+        assert not isinstance(result.columns, pd.MultiIndex)
+        assert set(result.columns) == {(1, 2), (3,)}
+        assert result.columns.nlevels == 1
+    predictions = model.predict_many(X)
+    assert set(predictions) <= {(1, 2), (3,)}
+    one = model.predict_proba_one(X.iloc[0].to_dict())
+    assert model.predict_proba_many(X).iloc[0].to_dict() == pytest.approx(one)
