@@ -25,6 +25,7 @@ import typing
 import pandas as pd
 from river import base, compose
 
+from ._index import _label_index
 from .nrrls import NRRLS
 
 if typing.TYPE_CHECKING:
@@ -84,9 +85,15 @@ def _split_model(model: NRRLS | compose.Pipeline | None) -> tuple[list, NRRLS]:
 
 
 def _fit_partition(
-    X: pd.DataFrame, y: pd.Series, target_name, transformers: list, template: NRRLS
+    X: pd.DataFrame,
+    y: pd.Series,
+    target_name,
+    transformers: list,
+    template: NRRLS,
+    w: pd.Series | None = None,
 ) -> NRRLS:
-    """A fresh clone of ``template`` that has learnt one partition (``learn_many``: exact)."""
+    """A fresh clone of ``template`` that has learnt one partition (``learn_many``: exact),
+    with the sample weights ``w`` when given."""
     model = template.clone()
     transformers = [transformer.clone() for transformer in transformers]  # no shared caches
     if len(X) != len(y) or not X.index.equals(y.index):
@@ -99,15 +106,27 @@ def _fit_partition(
     if y.isna().any():
         row = y.index[int(y.isna().to_numpy().argmax())]
         raise ValueError(f"the target {target_name!r} has a missing value at row {row!r}")
+    if w is not None and (len(w) != len(y) or not w.index.equals(y.index)):
+        raise ValueError(
+            f"a partition of the weights is not aligned with the target {target_name!r} "
+            f"({len(w)} weights for {len(y)} labels, or different indexes)"
+        )
     for transformer in transformers:
         X = transformer.transform_many(X)
-    model.learn_many(X, y)
+    model.learn_many(X, y, w=w)
     return model
 
 
-def _fit_frame_partition(partition: pd.DataFrame, target, transformers, template) -> NRRLS:
-    X = partition.drop(columns=[target])
-    return _fit_partition(X, partition[target], target, transformers, template)
+def _fit_frame_partition(
+    partition: pd.DataFrame, target, transformers, template, weight=None, w=None
+) -> NRRLS:
+    """One partition of ``frame``: the target column, and the weight column if ``weight`` names
+    one (else the aligned partition ``w`` of a weight Series, or no weights)."""
+    dropped = [target] if weight is None else [target, weight]
+    if weight is not None:
+        w = partition[weight]
+    X = partition.drop(columns=dropped)
+    return _fit_partition(X, partition[target], target, transformers, template, w)
 
 
 def _sum_models(*models: NRRLS) -> NRRLS:
@@ -126,6 +145,7 @@ def fit(
     target: typing.Hashable | dd.Series,
     model: NRRLS | compose.Pipeline | None = None,
     *,
+    weight: typing.Hashable | dd.Series | None = None,
     split_every: int = 8,
 ) -> NRRLS | compose.Pipeline:
     """Fit an NR-RLS exactly on a Dask DataFrame.
@@ -154,6 +174,11 @@ def fit(
         model that has already learnt, merge: ``model += fit(frame, target, model)``.
         ``forgetting`` must be 1 (decayed statistics do not add up). ``solver="woodbury"`` is
         exact too, but learns row by row (Theta(d^3) per sample).
+    weight
+        Sample weights (river's ``w``, see ``NRRLS.learn_many``): the name of a column of
+        ``frame``, or a Dask Series with the same partitions as ``frame``; ``None`` weighs every
+        row 1. A row of weight ``w`` counts as ``w`` copies of it; weights must be finite and
+        >= 0.
     split_every
         Number of partial models added up per task of the tree reduction (at least 2).
 
@@ -223,8 +248,12 @@ def fit(
         )
     transformers = [transformer.clone() for transformer in transformers]
     template = estimator.clone()
+    weight_column, weight_partitions = _weight_inputs(frame, weight)
 
     if isinstance(target, dd.Series):
+        if weight_column is not None:
+            weight_partitions = frame[weight_column].to_delayed()
+            frame = frame.drop(columns=[weight_column])
         if target.npartitions != frame.npartitions:
             raise ValueError(
                 f"target has {target.npartitions} partitions but frame has {frame.npartitions}"
@@ -233,8 +262,8 @@ def fit(
             if tuple(frame.divisions) != tuple(target.divisions):
                 raise ValueError("target and frame have different divisions")
         partials = [
-            dask.delayed(_fit_partition)(X, y, target.name, transformers, template)
-            for X, y in zip(frame.to_delayed(), target.to_delayed())
+            dask.delayed(_fit_partition)(X, y, target.name, transformers, template, w)
+            for X, y, w in zip(frame.to_delayed(), target.to_delayed(), weight_partitions)
         ]
     else:
         try:
@@ -246,8 +275,10 @@ def fit(
         if not present:
             raise ValueError(f"target {target!r} is not a column of frame")
         partials = [
-            dask.delayed(_fit_frame_partition)(partition, target, transformers, template)
-            for partition in frame.to_delayed()
+            dask.delayed(_fit_frame_partition)(
+                partition, target, transformers, template, weight_column, w
+            )
+            for partition, w in zip(frame.to_delayed(), weight_partitions)
         ]
 
     # Tree reduction in partition order: the sum of every group of split_every neighbours.
@@ -264,6 +295,32 @@ def fit(
     names = list(model.steps)
     steps = [(name, step) for name, step in zip(names, transformers)]
     return type(model)(*steps, (names[-1], fitted))
+
+
+def _weight_inputs(frame, weight) -> tuple[typing.Hashable | None, list]:
+    """``(column name or None, per-partition weights)``: one entry per partition of ``frame``,
+    ``None`` where the weights come from the column (or there are none)."""
+    _, dd = _require_dask()
+    if weight is None:
+        return None, [None] * frame.npartitions
+    if isinstance(weight, dd.Series):
+        if weight.npartitions != frame.npartitions:
+            raise ValueError(
+                f"weight has {weight.npartitions} partitions but frame has {frame.npartitions}"
+            )
+        if frame.known_divisions and weight.known_divisions:
+            if tuple(frame.divisions) != tuple(weight.divisions):
+                raise ValueError("weight and frame have different divisions")
+        return None, list(weight.to_delayed())
+    try:
+        present = weight in frame.columns
+    except TypeError as error:
+        raise TypeError(
+            f"weight must be a column name or a dask Series, got {type(weight).__name__}"
+        ) from error
+    if not present:
+        raise ValueError(f"weight {weight!r} is not a column of frame")
+    return weight, [None] * frame.npartitions
 
 
 def _final_nrrls(model: NRRLS | compose.Pipeline) -> NRRLS:
@@ -336,7 +393,7 @@ def predict_proba(model: NRRLS | compose.Pipeline, frame: dd.DataFrame) -> dd.Da
 
     """
     labels, empty_index, shipped = _scoring_inputs(model, frame)
-    columns = pd.Index(labels)
+    columns = _label_index(labels)  # tuple labels stay whole (no MultiIndex)
     meta = pd.DataFrame(
         {i: pd.Series([], dtype=float) for i in range(len(labels))}, index=empty_index
     )

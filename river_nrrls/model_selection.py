@@ -9,6 +9,7 @@ import typing
 import numpy as np
 from river import base, compose, metrics
 
+from ._checks import check_real
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
@@ -209,7 +210,16 @@ class PolynomialOrderSelector(base.Classifier):
         """The pipeline of `best_order`."""
         return self.pipelines[self._best_order]
 
-    def learn_one(self, x: dict, y: typing.Hashable) -> None:
+    def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
+        """Score every order on ``(x, y)``, then let every pipeline learn it.
+
+        A sample weight ``w`` (>= 0, river's importance weight) is passed to every pipeline
+        (which routes it to the steps that accept it, such as `NRRLS`) and weighs the sample in
+        every order's score, so a sample of weight ``w`` counts as ``w`` samples in the race.
+        ``w = 0`` validates the sample and changes nothing else.
+
+        """
+        weight = check_real("w", w, low=0.0)
         _check_label(y)
         use_labels = self._metric.requires_labels
         scorers = self.pipelines
@@ -223,13 +233,16 @@ class PolynomialOrderSelector(base.Classifier):
             model.predict_one(x) if use_labels else model.predict_proba_one(x)
             for model in scorers.values()
         ]
+        if weight == 0.0:
+            return
         if self._block > 1:
             self._scorers = scorers
             self._block_position = (self._block_position + 1) % self._block
+        extra = {} if weight == 1.0 else {"w": weight}
         for (order, model), y_pred in zip(self.pipelines.items(), predictions):
             if y_pred is not None and y_pred != {}:
-                self.scores[order].update(y, y_pred)
-            model.learn_one(x, y)
+                self.scores[order].update(y, y_pred, **extra)
+            model.learn_one(x, y, **extra)
         # The highest score (lowest if smaller is better); strict comparison, so ties keep the
         # lower order. One get() per order: river's GeometricMean.get() is not cheap.
         sign = 1.0 if self._metric.bigger_is_better else -1.0

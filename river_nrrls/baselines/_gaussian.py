@@ -79,16 +79,24 @@ class GaussianLinearClassifier(base.Classifier):
         elif len(sigma_x):
             self._covariance = blas.dsyr(-beta, sigma_x, lower=0, a=self._covariance, overwrite_a=1)
 
-    def _update(self, vector: np.ndarray, sign: float) -> None:
+    def _update(self, vector: np.ndarray, sign: float, weight: float) -> None:
         raise NotImplementedError
 
     # ------------------------------------------------------------ learning
 
-    def learn_one(self, x: dict, y: typing.Any) -> None:
+    def learn_one(self, x: dict, y: typing.Any, w: float = 1.0) -> None:
+        """Learn one sample of importance ``w`` (>= 0; see the class docstring for its effect).
+
+        ``w = 0`` is a no-op (the sample is still validated).
+
+        """
+        weight = check_real("w", w, low=0.0)
         sign = label_sign(y)  # y in {-1, +1}
         vector, new_features = self._index.dense_one(x, grow=True)
+        if weight == 0.0:
+            return
         self._grow(new_features)
-        self._update(vector, sign)
+        self._update(vector, sign, weight)
 
     # ----------------------------------------------------------- inference
 

@@ -53,7 +53,7 @@ class OneVsRestLeastSquares(base.Classifier):
         self._index = FeatureIndex(offset=1, fill=1.0) if intercept else FeatureIndex()
         self._labels: list[typing.Hashable] = []
         self._slots: dict[typing.Hashable, int] = {}
-        self._counts: list[int] = []  # n^c, samples seen per class
+        self._counts: list[float] = []  # n^c, mass (weighted count) seen per class
 
     @property
     def _multiclass(self):

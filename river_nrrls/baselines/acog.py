@@ -39,6 +39,11 @@ class ACOGClassifier(GaussianLinearClassifier):
     and ``gamma`` (both tuned by grid search there): the defaults ``learning_rate = 1`` and
     ``gamma = 1`` are a neutral start (``gamma`` plays AROW's ``r``).
 
+    A sample weight ``w`` (``learn_one(x, y, w)``, river's importance weight) scales the
+    gradient step as in river's linear models, ``w <- w - w_t eta Sigma g``, and the sample
+    counts ``w_t`` times in ``T_p`` or ``T_n``; ``Sigma``'s update is the paper's. ``w = 0``
+    skips the sample.
+
     Parameters
     ----------
     learning_rate
@@ -153,21 +158,21 @@ class ACOGClassifier(GaussianLinearClassifier):
         # rho = eta_p T_n / (eta_n T_p)
         return self._positive_weight * self._n_negative / (weight_negative * self._n_positive)
 
-    def _update(self, vector: np.ndarray, sign: float) -> None:
+    def _update(self, vector: np.ndarray, sign: float, weight: float) -> None:
         if sign > 0:
-            self._n_positive += 1  # T_p
+            self._n_positive += weight  # T_p (a sample of weight w counts w times)
         else:
-            self._n_negative += 1  # T_n
+            self._n_negative += weight  # T_n
         rho_y = self.rho if sign > 0 else 1.0
         margin = sign * float(self._mean @ vector)  # y w.x
         if self.loss == "II":
             if rho_y <= 0.0 or margin >= 1.0:  # rho_y max(0, 1 - y w.x) = 0
                 return
-            step = self._learning_rate * rho_y  # -eta g = eta rho_y y x
+            step = weight * self._learning_rate * rho_y  # -w eta g = w eta rho_y y x
         else:
             if margin >= rho_y:  # max(0, rho_y - y w.x) = 0
                 return
-            step = self._learning_rate  # -eta g = eta y x
+            step = weight * self._learning_rate  # -w eta g = w eta y x
         sigma_x = self._sigma_x(vector)  # Sigma x
         v = float(vector @ sigma_x)  # v = x^T Sigma x
         self._shrink(sigma_x, 1.0 / (self._gamma + v))  # Sigma - Sigma x x^T Sigma / (gamma + v)

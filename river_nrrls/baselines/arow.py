@@ -23,6 +23,11 @@ class AROWClassifier(GaussianLinearClassifier):
         mu    <- mu + alpha y Sigma x          (Sigma before the update)
         Sigma <- Sigma - beta Sigma x x^T Sigma
 
+    A sample weight ``w`` (``learn_one(x, y, w)``, river's importance weight) multiplies the
+    sample's loss terms in AROW's objective, which is the same as dividing ``r`` by ``w`` for
+    that step: ``beta = 1 / (v + r / w)``. Larger weights move ``mu`` and ``Sigma`` more;
+    ``w = 1`` is the paper's update and ``w = 0`` skips the sample.
+
     Parameters
     ----------
     r
@@ -100,13 +105,13 @@ class AROWClassifier(GaussianLinearClassifier):
         yield {"diagonal": True, "intercept": True}
         yield {"r": 0.1, "initial_variance": 2.0}
 
-    def _update(self, vector: np.ndarray, sign: float) -> None:
+    def _update(self, vector: np.ndarray, sign: float, weight: float) -> None:
         loss = 1.0 - sign * float(self._mean @ vector)  # l = 1 - y mu.x
         if loss <= 0.0:
             return
         sigma_x = self._sigma_x(vector)  # Sigma x
         v = float(vector @ sigma_x)  # v = x^T Sigma x
-        beta = 1.0 / (v + self._r)  # beta = 1 / (v + r)
+        beta = 1.0 / (v + self._r / weight)  # beta = 1 / (v + r / w)
         alpha = loss * beta  # alpha = l beta
         self._mean += (alpha * sign) * sigma_x  # mu <- mu + alpha y Sigma x
         self._shrink(sigma_x, beta)  # Sigma <- Sigma - beta Sigma x x^T Sigma

@@ -6,6 +6,7 @@ import typing
 
 import numpy as np
 
+from .._checks import check_real
 from ._least_squares import OneVsRestLeastSquares, grow_inverse, inverse_step
 
 __all__ = ["ARRLS"]
@@ -99,8 +100,13 @@ class ARRLS(OneVsRestLeastSquares):
         yield {}
         yield {"l2": 0.1, "tau": 0.5, "eta": 2.0, "intercept": False}
 
-    def learn_one(self, x: dict, y: typing.Hashable) -> None:
+    def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
+        """Learn one sample of mass ``w`` (>= 0): it adds ``w`` to its class's count ``n^c`` and
+        enters the recursion with weight ``gamma = w / n^c``. ``w = 0`` is a no-op."""
+        weight = check_real("w", w, low=0.0)
         label, vector, new_features = self._encode_sample(x, y)
+        if weight == 0.0:
+            return
         if new_features:
             self._index.add(new_features)
             self._inverse = grow_inverse(self._inverse, self._index.size, self._l2)
@@ -110,14 +116,14 @@ class ARRLS(OneVsRestLeastSquares):
             slot = self._add_class(label)
             # So far every sample was "rest" for the new class: target tau - eta throughout.
             self._rows = np.vstack([self._rows, (self._tau - self._eta) * self._rows[0]])
-        self._counts[slot] += 1  # n^c += 1, the new sample's weight is gamma = 1 / n^c
+        self._counts[slot] += weight  # n^c += w, the new sample's weight is gamma = w / n^c
         targets = np.full(len(self._rows), self._tau - self._eta)
         targets[0] = 1.0
         targets[slot + 1] = self._tau + self._eta
         if len(vector):
             errors = targets - self._rows @ vector  # a-priori errors, target - w^T x
             self._inverse, px, denominator = inverse_step(
-                self._inverse, vector, float(self._counts[slot])
+                self._inverse, vector, float(self._counts[slot]) / weight  # 1 / gamma
             )
             self._rows += np.outer(errors, px / denominator)  # w <- w + g (target - w^T x)
 

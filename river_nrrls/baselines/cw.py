@@ -38,6 +38,13 @@ class CWClassifier(GaussianLinearClassifier):
         mu    <- mu + alpha y Sigma x,    Sigma <- Sigma - Sigma x x^T Sigma 2 alpha phi
                                                            / (1 + 2 alpha phi v)
 
+    `learn_one` accepts river's importance weight ``w`` (so that river's wrappers and weighted
+    streams work), but a positive ``w`` does not change the step: CW's update is the smallest
+    change of the Gaussian that satisfies the probabilistic margin constraint
+    ``Pr[y w.x >= 0] >= confidence``, not the minimiser of a loss that a weight could scale, so
+    there is no principled weighted version. ``w = 0`` skips the sample; for weighted learning
+    use `AROWClassifier` (where ``w`` divides ``r``) or `NRRLS` (exact weighted TER).
+
     Parameters
     ----------
     confidence
@@ -126,7 +133,9 @@ class CWClassifier(GaussianLinearClassifier):
         yield {"variant": "variance", "confidence": 0.9}
         yield {"variant": "variance", "diagonal": True, "initial_variance": 0.5}
 
-    def _update(self, vector: np.ndarray, sign: float) -> None:
+    def _update(self, vector: np.ndarray, sign: float, weight: float) -> None:
+        # CW's step solves a probabilistic constraint and has no loss to weigh: any w > 0 takes
+        # the paper's step (see the class docstring).
         phi = self._phi
         sigma_x = self._sigma_x(vector)  # Sigma x
         v = float(vector @ sigma_x)  # v = x^T Sigma x

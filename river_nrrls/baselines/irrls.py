@@ -7,6 +7,7 @@ import typing
 import numpy as np
 from scipy.linalg import blas
 
+from .._checks import check_real
 from ._least_squares import OneVsRestLeastSquares, grow_inverse, inverse_step
 
 __all__ = ["IRRLS"]
@@ -101,6 +102,7 @@ class IRRLS(OneVsRestLeastSquares):
         super().__init__(l2=l2, tau=tau, eta=eta, intercept=intercept)
         self._samples = np.zeros((0, self._index.size))  # stored x_i, one row each (capacity)
         self._sample_slots = np.zeros(0, dtype=np.intp)  # class slot of each stored sample
+        self._sample_masses = np.ones(0)  # w_i of each stored sample
         self._n_stored = 0
         self._solution = np.zeros((0, self._index.size))  # one row per class
 
@@ -114,7 +116,7 @@ class IRRLS(OneVsRestLeastSquares):
         # time baseline), so its memory grows with the stream by design.
         return {"check_bounded_memory_growth"}
 
-    def _store(self, vector: np.ndarray, slot: int) -> None:
+    def _store(self, vector: np.ndarray, slot: int, weight: float) -> None:
         capacity, dim = self._samples.shape
         if self._n_stored == capacity or len(vector) > dim:
             if self._n_stored == capacity:
@@ -125,18 +127,27 @@ class IRRLS(OneVsRestLeastSquares):
             slots = np.zeros(len(grown), dtype=np.intp)
             slots[: self._n_stored] = self._sample_slots[: self._n_stored]
             self._sample_slots = slots
+            masses = np.ones(len(grown))
+            masses[: self._n_stored] = self._sample_masses[: self._n_stored]
+            self._sample_masses = masses
         self._samples[self._n_stored] = vector
         self._sample_slots[self._n_stored] = slot
+        self._sample_masses[self._n_stored] = weight
         self._n_stored += 1
 
-    def learn_one(self, x: dict, y: typing.Hashable) -> None:
+    def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
+        """Learn one sample of mass ``w`` (>= 0), exactly as learning it ``w`` times: its class's
+        count ``n^c`` grows by ``w`` and the sample weighs ``w / n^c``. ``w = 0`` is a no-op."""
+        weight = check_real("w", w, low=0.0)
         label, vector, new_features = self._encode_sample(x, y)
+        if weight == 0.0:
+            return
         self._index.add(new_features)
         slot = self._slots.get(label)
         if slot is None:
             slot = self._add_class(label)
-        self._counts[slot] += 1  # n^c += 1: every stored sample of class c now weighs 1/n^c
-        self._store(vector, slot)
+        self._counts[slot] += weight  # n^c += w: every stored sample i of class c weighs w_i/n^c
+        self._store(vector, slot, weight)
         self._solution = self._rerun()
 
     def _rerun(self) -> np.ndarray:
@@ -144,6 +155,7 @@ class IRRLS(OneVsRestLeastSquares):
         dim = self._index.size
         samples = self._samples[: self._n_stored, :dim]
         slots = self._sample_slots[: self._n_stored]
+        masses = self._sample_masses[: self._n_stored]
         counts = np.asarray(self._counts, dtype=float)
         total = counts.sum()
         classes = np.arange(len(counts))
@@ -155,7 +167,8 @@ class IRRLS(OneVsRestLeastSquares):
             passes.setdefault(tuple(inverse_weights.tolist()), []).append(k)
         solution = np.zeros((len(counts), dim))
         for inverse_weights, systems in passes.items():
-            sample_inverse_weights = np.asarray(inverse_weights)[slots]  # 1/gamma_i = n^{c_i}
+            # 1/gamma_i = n^{c_i} / w_i
+            sample_inverse_weights = np.asarray(inverse_weights)[slots] / masses
             targets = np.where(  # t_ki: tau + eta for system k's own class, tau - eta otherwise
                 slots[:, None] == np.asarray(systems)[None, :],
                 self._tau + self._eta,
