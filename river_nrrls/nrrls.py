@@ -119,6 +119,15 @@ class NRRLS(base.MiniBatchClassifier):
     GeometricMean: 72.66%
     BalancedAccuracy: 73.47%
 
+    References
+    ----------
+    [^1]: Jang, S.-I. (2023). Deterministic online classification: non-iteratively reweighted
+        recursive least-squares for binary class rebalancing. arXiv preprint arXiv:2301.09230.
+        [doi:10.48550/arXiv.2301.09230](https://doi.org/10.48550/arXiv.2301.09230)
+    [^2]: Toh, K.-A. and Eng, H.-L. (2008). Between classification-error approximation and
+        weighted least-squares learning. IEEE Transactions on Pattern Analysis and Machine
+        Intelligence, 30(4), 658-669.
+
     """
 
     def __init__(

@@ -138,7 +138,10 @@ class OCSCA(base.Wrapper, base.Classifier):
     **Costs.** ``learn_one(x, y, w=c)`` gives the sample its own cost ``C_t = c``, which
     overrides ``cost_pos`` / ``cost_neg``. `river.evaluate.progressive_val_score` passes
     ``w`` this way from a stream of ``(x, y, {"w": c})`` triples, so cost-sensitive streams need
-    no extra code.
+    no extra code. Note that this ``w`` is a per-sample **cost** ``C_t`` (it caps the step at
+    ``alpha C_t``), not river's importance weight (which counts a sample ``w`` times, as in
+    `NRRLS`): a sample of cost 2 is not the same as the sample seen twice, and ``w = 0`` is a
+    cost of 0 (a passive step), not a skipped sample.
 
     **Details of the update.** A row with ``x . x = 0`` (no non-zero feature and no intercept)
     leaves ``w`` unchanged, as does a passive step (``tau_t = 0``); a feature enters
@@ -227,8 +230,13 @@ class OCSCA(base.Wrapper, base.Classifier):
 
     References
     ----------
-    [^1]: Online classifier adaptation for cost-sensitive learning (Algorithm 1). Believed to be
-        J. Zhang and J. García, arXiv 2015 / Neural Computing and Applications 2016.
+    [^1]: Zhang, J. and García, J. (2015). Online classifier adaptation for cost-sensitive
+        learning (Algorithm 1). arXiv preprint arXiv:1503.06745.
+        [doi:10.48550/arXiv.1503.06745](https://doi.org/10.48550/arXiv.1503.06745). Also
+        published in Neural Computing and Applications (2016).
+    [^2]: Wang, J., Zhao, P. and Hoi, S. C. H. (2012). Cost-sensitive online classification.
+        Proceedings of the 12th IEEE International Conference on Data Mining (ICDM 2012),
+        1140-1145.
 
     """
 

@@ -205,7 +205,11 @@ class PolynomialExtender(base.MiniBatchTransformer):
     References
     ----------
     [^1]: Toh, K.-A., Tran, Q.-L. and Srinivasan, D. (2004). Benchmarking a reduced multivariate
-        polynomial pattern classifier. IEEE TPAMI 26(6), 740-755.
+        polynomial pattern classifier. IEEE Transactions on Pattern Analysis and Machine
+        Intelligence, 26(6), 740-755.
+    [^2]: Jang, S.-I. (2023). Deterministic online classification: non-iteratively reweighted
+        recursive least-squares for binary class rebalancing. arXiv preprint arXiv:2301.09230.
+        [doi:10.48550/arXiv.2301.09230](https://doi.org/10.48550/arXiv.2301.09230)
 
     """
 

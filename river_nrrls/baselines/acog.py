@@ -103,9 +103,13 @@ class ACOGClassifier(GaussianLinearClassifier):
     References
     ----------
     [^1]: Zhao, P., Zhang, Y., Wu, M., Hoi, S. C. H., Tan, M. and Huang, J. (2019). Adaptive
-        cost-sensitive online classification. IEEE TKDE, 31(2), 214-228.
+        cost-sensitive online classification. IEEE Transactions on Knowledge and Data
+        Engineering, 31(2), 214-228.
     [^2]: Wang, J., Zhao, P. and Hoi, S. C. H. (2014). Cost-sensitive online classification.
-        IEEE TKDE, 26(10), 2425-2438.
+        IEEE Transactions on Knowledge and Data Engineering, 26(10), 2425-2438.
+    [^3]: Jang, S.-I. (2023). Deterministic online classification: non-iteratively reweighted
+        recursive least-squares for binary class rebalancing. arXiv preprint arXiv:2301.09230.
+        [doi:10.48550/arXiv.2301.09230](https://doi.org/10.48550/arXiv.2301.09230)
 
     """
 

@@ -79,9 +79,12 @@ class AROWClassifier(GaussianLinearClassifier):
     References
     ----------
     [^1]: Crammer, K., Kulesza, A. and Dredze, M. (2009). Adaptive regularization of weight
-        vectors. NIPS, 414-422.
+        vectors. Advances in Neural Information Processing Systems 22 (NIPS 2009), 414-422.
     [^2]: Hoi, S. C. H., Wang, J. and Zhao, P. (2014). LIBOL: a library for online learning
-        algorithms. JMLR, 15, 495-499.
+        algorithms. Journal of Machine Learning Research, 15, 495-499.
+    [^3]: Jang, S.-I. (2023). Deterministic online classification: non-iteratively reweighted
+        recursive least-squares for binary class rebalancing. arXiv preprint arXiv:2301.09230.
+        [doi:10.48550/arXiv.2301.09230](https://doi.org/10.48550/arXiv.2301.09230)
 
     """
 

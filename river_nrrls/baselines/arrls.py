@@ -84,6 +84,9 @@ class ARRLS(OneVsRestLeastSquares):
     ----------
     [^1]: Kim, Y., Toh, K.-A., Teoh, A. B. J., Eng, H.-L. and Yau, W.-Y. (2013). An online
         learning network for biometric scores fusion. Neurocomputing, 102, 65-77.
+    [^2]: Jang, S.-I. (2023). Deterministic online classification: non-iteratively reweighted
+        recursive least-squares for binary class rebalancing. arXiv preprint arXiv:2301.09230.
+        [doi:10.48550/arXiv.2301.09230](https://doi.org/10.48550/arXiv.2301.09230)
 
     """
 

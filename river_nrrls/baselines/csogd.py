@@ -117,8 +117,11 @@ class CSOGDClassifier(base.Classifier):
 
     References
     ----------
-    [^1]: J. Wang, P. Zhao and S. C. H. Hoi (2012). Cost-Sensitive Online Classification. IEEE
-        ICDM 2012, 1140-1145; IEEE TKDE 26(10):2425-2438, 2014.
+    [^1]: Wang, J., Zhao, P. and Hoi, S. C. H. (2012). Cost-sensitive online classification.
+        Proceedings of the 12th IEEE International Conference on Data Mining (ICDM 2012),
+        1140-1145.
+    [^2]: Wang, J., Zhao, P. and Hoi, S. C. H. (2014). Cost-sensitive online classification.
+        IEEE Transactions on Knowledge and Data Engineering, 26(10), 2425-2438.
 
     """
 

@@ -97,11 +97,15 @@ class CWClassifier(GaussianLinearClassifier):
     References
     ----------
     [^1]: Dredze, M., Crammer, K. and Pereira, F. (2008). Confidence-weighted linear
-        classification. ICML, 264-271.
+        classification. Proceedings of the 25th International Conference on Machine Learning
+        (ICML 2008), 264-271.
     [^2]: Crammer, K., Dredze, M. and Pereira, F. (2008). Exact convex confidence-weighted
-        learning. NIPS.
+        learning. Advances in Neural Information Processing Systems 21 (NIPS 2008).
     [^3]: Hoi, S. C. H., Wang, J. and Zhao, P. (2014). LIBOL: a library for online learning
-        algorithms. JMLR, 15, 495-499.
+        algorithms. Journal of Machine Learning Research, 15, 495-499.
+    [^4]: Jang, S.-I. (2023). Deterministic online classification: non-iteratively reweighted
+        recursive least-squares for binary class rebalancing. arXiv preprint arXiv:2301.09230.
+        [doi:10.48550/arXiv.2301.09230](https://doi.org/10.48550/arXiv.2301.09230)
 
     """
 

@@ -93,6 +93,9 @@ class IRRLS(OneVsRestLeastSquares):
     [^1]: Jang, S.-I., Tan, G.-C., Toh, K.-A. and Teoh, A. B. J. (2017). Online heterogeneous
         face recognition based on total error rate minimization. IEEE Transactions on Systems,
         Man, and Cybernetics: Systems.
+    [^2]: Jang, S.-I. (2023). Deterministic online classification: non-iteratively reweighted
+        recursive least-squares for binary class rebalancing. arXiv preprint arXiv:2301.09230.
+        [doi:10.48550/arXiv.2301.09230](https://doi.org/10.48550/arXiv.2301.09230)
 
     """
 
