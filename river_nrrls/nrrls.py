@@ -10,7 +10,7 @@ import pandas as pd
 from river import base
 
 from ._checks import as_label, check_bool, check_real, factorize_labels, sample_weights
-from ._index import FeatureIndex, as_frame, as_series, native_frame, native_series
+from ._index import FeatureIndex, as_frame, as_series, native_frame, native_series, validate_one
 from ._stats import ClassStatistics
 from ._woodbury import RecursiveInverse
 
@@ -403,6 +403,87 @@ class NRRLS(base.MiniBatchClassifier):
         return native_frame(outputs, columns=list(self._stats.labels), like=X)
 
     # -------------------------------------------------------------- inspection
+
+    def debug_one(self, x: dict, decimals: int = 5) -> str:
+        """Explain the outputs for ``x``: per class, every feature's value, weight and
+        contribution ``value * weight`` to the class's output (as river's
+        ``LinearRegression.debug_one``).
+
+        The classes come in the order of `decision_one` and the rows by decreasing
+        contribution; the contributions of a class add up to its output ``f_k = w_k . x``.
+        Features the model has not seen have weight 0; missing (``None``) values are left out.
+
+        Parameters
+        ----------
+        x
+            A dictionary of features.
+        decimals
+            The number of decimals shown for every number.
+
+        Returns
+        -------
+        One table per class, as a string.
+
+        Examples
+        --------
+
+        >>> from river_nrrls import NRRLS
+        >>> model = NRRLS()
+        >>> for x, y in [({"a": 1.0, "b": 0.0}, True), ({"a": 0.5, "b": 1.0}, False),
+        ...              ({"a": 0.0, "b": 2.0}, False)]:
+        ...     model.learn_one(x, y)
+        >>> print(model.debug_one({"a": 2.0, "b": 0.5}, decimals=3))
+        Class True (output 1.030)
+        Name        Value    Weight   Contribution
+                a    2.000    0.606          1.212
+        Intercept    1.000    0.212          0.212
+                b    0.500   -0.788         -0.394
+        <BLANKLINE>
+        Class False (output -1.030)
+        Name        Value    Weight   Contribution
+                b    0.500    0.788          0.394
+        Intercept    1.000   -0.212         -0.212
+                a    2.000   -0.606         -1.212
+
+        The contributions of a class add up to its output:
+
+        >>> round(sum(model.weights[True][f] * v for f, v in {"a": 2.0, "b": 0.5}.items())
+        ...       + model.intercepts[True], 3)
+        1.03
+
+        """
+        from river.utils.pretty import print_table
+
+        clean = validate_one(x)
+        outputs = self.decision_one(clean)
+        weights, intercepts = self.weights, self.intercepts
+
+        def fmt(number: float) -> str:
+            return f"{number: ,.{decimals}f}"
+
+        tables = []
+        for label, output in outputs.items():
+            names = [str(name) for name in clean]
+            values = list(clean.values())
+            class_weights = [weights[label].get(name, 0.0) for name in clean]
+            if self.intercept:
+                names.append("Intercept")
+                values.append(1.0)
+                class_weights.append(intercepts[label])
+            contributions = [value * weight for value, weight in zip(values, class_weights)]
+            order = sorted(range(len(names)), key=lambda i: -contributions[i])
+            table = print_table(
+                headers=["Name", "Value", "Weight", "Contribution"],
+                columns=[
+                    names,
+                    [fmt(value) for value in values],
+                    [fmt(weight) for weight in class_weights],
+                    [fmt(contribution) for contribution in contributions],
+                ],
+                order=order,
+            )
+            tables.append(f"Class {label!r} (output {fmt(output).strip()})\n{table}")
+        return "\n\n".join(tables)
 
     @property
     def weights(self) -> dict[typing.Hashable, dict[typing.Hashable, float]]:

@@ -143,3 +143,24 @@ def test_tuple_labels_are_flat_columns():
     assert set(predictions) <= {(1, 2), (3,)}
     one = model.predict_proba_one(X.iloc[0].to_dict())
     assert model.predict_proba_many(X).iloc[0].to_dict() == pytest.approx(one)
+
+
+def test_debug_one_contributions_add_up_to_the_outputs():
+    X, y = _frame()
+    model = NRRLS()
+    model.learn_many(X, y.map({True: "yes", False: "no"}))
+    x = {"a": 0.5, "b": -1.25, "c": None, "unseen": 3.0}
+    text = model.debug_one(x, decimals=6)
+    outputs = model.decision_one(x)
+    blocks = text.split("\n\n")
+    assert len(blocks) == len(outputs)
+    for block, (label, output) in zip(blocks, outputs.items()):
+        lines = block.splitlines()
+        assert lines[0] == f"Class {label!r} (output {output:,.6f})"
+        rows = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in lines[2:]}
+        assert set(rows) == {"a", "b", "unseen", "Intercept"}  # None is missing: left out
+        assert rows["unseen"][1] == 0.0
+        assert rows["a"][1] == pytest.approx(model.weights[label]["a"], abs=1e-6)
+        assert sum(row[2] for row in rows.values()) == pytest.approx(output, abs=1e-5)
+    with pytest.raises(ValueError, match="'a'"):
+        model.debug_one({"a": float("inf")})
