@@ -26,6 +26,10 @@ class Australian(_base.KeelDataset):
 
     **Known differences from the paper**: none known.
 
+    **Order**: the file keeps the source's row order, which is not grouped by class (332 runs of
+    equal labels, about 341 in a random order), but it is one fixed order. Iteration always
+    follows the file; shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -38,6 +42,16 @@ class Australian(_base.KeelDataset):
     False
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (690, 14, 307)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    11
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    6
 
     References
     ----------

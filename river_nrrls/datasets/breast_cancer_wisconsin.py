@@ -22,6 +22,10 @@ class BreastCancerWisconsin(_base.KeelDataset):
 
     **Known differences from the paper**: none known.
 
+    **Order**: the file keeps the source's row order, which is not grouped by class (269 runs of
+    equal labels, about 311 in a random order), but it is one fixed order. Iteration always
+    follows the file; shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -34,6 +38,16 @@ class BreastCancerWisconsin(_base.KeelDataset):
     False
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (683, 9, 239)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    6
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    6
 
     References
     ----------

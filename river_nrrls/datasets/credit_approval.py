@@ -36,6 +36,10 @@ class CreditApproval(_base.KeelDataset):
     **Known differences from the paper**: none known. ``True`` is the minority class, which is the
     paper's negative class; the G-mean does not depend on this.
 
+    **Order**: the file keeps the source's row order, which is grouped by class: 16 runs of
+    equal labels, against about 324 in a random order of the same classes. Iteration always
+    follows the file; shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -48,6 +52,16 @@ class CreditApproval(_base.KeelDataset):
     True
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (653, 15, 296)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    20
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    14
 
     References
     ----------

@@ -24,6 +24,10 @@ class Heart(_base.KeelDataset):
 
     **Known differences from the paper**: none known.
 
+    **Order**: the file keeps the source's row order, which is not grouped by class (137 runs of
+    equal labels, about 134 in a random order), but it is one fixed order. Iteration always
+    follows the file; shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -36,6 +40,16 @@ class Heart(_base.KeelDataset):
     True
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (270, 13, 120)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    9
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    10
 
     References
     ----------

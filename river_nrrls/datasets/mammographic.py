@@ -27,6 +27,10 @@ class Mammographic(_base.KeelDataset):
     **Known differences from the paper**: none known (whether the paper kept the ``bi_rads``
     outlier is not stated).
 
+    **Order**: the file keeps the source's row order, which is not grouped by class (436 runs of
+    equal labels, about 415 in a random order), but it is one fixed order. Iteration always
+    follows the file; shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -40,6 +44,16 @@ class Mammographic(_base.KeelDataset):
     True
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (830, 5, 403)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    13
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    10
 
     References
     ----------

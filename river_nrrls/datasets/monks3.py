@@ -31,6 +31,10 @@ class Monks3(_base.KeelDataset):
     noise-free problem, whose ratio is 204 / 228 = 0.89 (or 228 / 204 = 1.12). Compare results
     with the paper's loosely.
 
+    **Order**: the file keeps the source's row order, which is grouped by class: 102 runs of
+    equal labels, against about 216 in a random order of the same classes. Iteration always
+    follows the file; shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -44,6 +48,16 @@ class Monks3(_base.KeelDataset):
     False
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (432, 6, 204)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    5
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    13
 
     References
     ----------

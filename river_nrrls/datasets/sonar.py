@@ -26,6 +26,10 @@ class Sonar(_base.KeelDataset):
     **Known differences from the paper**: none known besides KEEL's rounding. ``True`` is the
     minority class, which is the paper's negative class; the G-mean does not depend on this.
 
+    **Order**: the file keeps the source's row order, which is sorted by class: 97 ``True``,
+    then 111 ``False``. Iteration always follows the file; shuffle it (as in the example) before
+    progressive validation.
+
     Examples
     --------
 
@@ -38,6 +42,16 @@ class Sonar(_base.KeelDataset):
     True
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (208, 60, 97)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    20
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    13
 
     References
     ----------

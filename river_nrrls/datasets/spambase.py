@@ -26,6 +26,10 @@ class Spambase(_base.KeelDataset):
     **Known differences from the paper**: KEEL's copy has 4597 rows, 4 fewer than UCI's 4601 that
     the paper uses (1 spam and 3 non-spam e-mails fewer).
 
+    **Order**: the file keeps the source's row order, which is sorted by class: 1630 ``True``,
+    then 2507 ``False``, then 182 ``True``, then 278 ``False``. Iteration always follows the
+    file; shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -38,6 +42,16 @@ class Spambase(_base.KeelDataset):
     True
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (4597, 57, 1812)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    20
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    8
 
     References
     ----------

@@ -28,6 +28,10 @@ class SpectfHeart(_base.KeelDataset):
     close enough. ``True`` is the minority class, which is the paper's negative class; the G-mean
     does not depend on this.
 
+    **Order**: the file keeps the source's row order, which is sorted by class: 40 ``False``,
+    then 40 ``True``, then 172 ``False``, then 15 ``True``. Iteration always follows the file;
+    shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -40,6 +44,16 @@ class SpectfHeart(_base.KeelDataset):
     False
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (267, 44, 55)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    0
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    4
 
     References
     ----------

@@ -23,6 +23,10 @@ class TicTacToe(_base.KeelDataset):
 
     **Known differences from the paper**: none known.
 
+    **Order**: the file keeps the source's row order, which is sorted by class: 563 ``False``,
+    then 300 ``True``, then 63 ``False``, then 32 ``True``. Iteration always follows the file;
+    shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -35,6 +39,16 @@ class TicTacToe(_base.KeelDataset):
     False
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (958, 9, 332)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    0
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    8
 
     References
     ----------

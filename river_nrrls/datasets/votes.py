@@ -26,6 +26,10 @@ class Votes(_base.KeelDataset):
     the 203 rows with a missing vote are absent, so the class ratio is different: 108 / 124 = 0.87
     (or 124 / 108 = 1.15) against the paper's 1.60.
 
+    **Order**: the file keeps the source's row order, which is not grouped by class (107 runs of
+    equal labels, about 116 in a random order), but it is one fixed order. Iteration always
+    follows the file; shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -38,6 +42,16 @@ class Votes(_base.KeelDataset):
     False
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (232, 16, 108)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    7
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    11
 
     References
     ----------

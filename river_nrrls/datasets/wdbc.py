@@ -27,6 +27,10 @@ class Wdbc(_base.KeelDataset):
     **Known differences from the paper**: KEEL's rounding to 3 decimals. ``True`` is the minority
     class, which is the paper's negative class; the G-mean does not depend on this.
 
+    **Order**: the file keeps the source's row order, which is not grouped by class (214 runs of
+    equal labels, about 267 in a random order), but it is one fixed order. Iteration always
+    follows the file; shuffle it (as in the example) before progressive validation.
+
     Examples
     --------
 
@@ -39,6 +43,16 @@ class Wdbc(_base.KeelDataset):
     True
     >>> dataset.n_samples, dataset.n_features, dataset.n_true
     (569, 30, 212)
+
+    The first 20 labels of the file, and of a shuffled pass (river's `stream.shuffle` with a
+    buffer as large as the data set: a uniform, seeded permutation):
+
+    >>> from river import stream
+    >>> sum(y for _, y in list(dataset)[:20])
+    19
+    >>> shuffled = stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)
+    >>> sum(y for _, y in list(shuffled)[:20])
+    5
 
     References
     ----------
