@@ -105,16 +105,19 @@ class PolynomialOrderSelector(base.Classifier):
     Examples
     --------
 
-    >>> from river import evaluate, metrics
+    Bupa's file groups the classes, so the examples shuffle it once (deterministically):
+
+    >>> from river import evaluate, metrics, stream
     >>> from river_nrrls import PolynomialExtender, PolynomialOrderSelector, datasets
 
+    >>> bupa = list(stream.shuffle(datasets.Bupa(), buffer_size=345, seed=42))
     >>> model = PolynomialOrderSelector(orders=(1, 2, 3))
-    >>> evaluate.progressive_val_score(datasets.Bupa(), model, metrics.GeometricMean())
-    GeometricMean: 68.29%
+    >>> evaluate.progressive_val_score(bupa, model, metrics.GeometricMean())
+    GeometricMean: 64.23%
     >>> model.best_order
-    2
+    3
     >>> {order: round(float(score.get()), 3) for order, score in model.scores.items()}
-    {1: 0.657, 2: 0.697, 3: 0.677}
+    {1: 0.608, 2: 0.659, 3: 0.665}
 
     The better-conditioned variant races ``PolynomialExtender(aggregate="mean", n_features=l)``:
 
@@ -130,10 +133,10 @@ class PolynomialOrderSelector(base.Classifier):
     instead of once per sample; the race ends on the same order here:
 
     >>> model = PolynomialOrderSelector(orders=(1, 2, 3), block=20)
-    >>> for x, y in datasets.Bupa():
+    >>> for x, y in bupa:
     ...     model.learn_one(x, y)
     >>> model.best_order
-    2
+    3
 
     References
     ----------
