@@ -90,3 +90,27 @@ def test_typing_marker_and_licence_ship():
     requirements = importlib.metadata.requires("river-nrrls")
     pandas = [r.replace(" ", "") for r in requirements if r.startswith("pandas")]
     assert pandas and set(pandas[0][len("pandas") :].split(",")) == {">=2.2", "<3"}
+
+
+def test_citation_file_matches_the_package():
+    yaml = __import__("yaml")
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert citation["cff-version"] == "1.2.0"
+    assert citation["version"] == river_nrrls.__version__
+    assert citation["license"] == "BSD-3-Clause"
+    assert citation["preferred-citation"]["doi"] == "10.48550/arXiv.2301.09230"
+
+
+def test_every_estimator_has_a_references_section():
+    for name in river_nrrls.__all__:
+        obj = getattr(river_nrrls, name)
+        if isinstance(obj, type):
+            doc = obj.__doc__ or ""
+            assert "\n    References\n    ----------\n    [^1]: " in doc, name
+            assert "Believed" not in doc, name
+
+
+def test_changelog_starts_at_0_1_0():
+    text = (ROOT / "CHANGELOG.md").read_text()
+    assert "keepachangelog.com" in text
+    assert "## [0.1.0]" in text
