@@ -1,4 +1,4 @@
-"""NR-RLS: non-iteratively reweighted recursive least squares (Jang)."""
+"""NR-RLS: non-iteratively reweighted recursive least squares (Jang 2023)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,9 @@ class NRRLS(base.MiniBatchClassifier):
     eta
         Half the distance between the targets (> 0).
     intercept
-        Add a constant feature 1, regularised by l2 like the others.
+        Add a constant feature 1, regularised by l2 like the others. On by default, as in the
+        paper (the TER targets need a bias); the margin-based baselines default to ``False``
+        to reproduce their papers (see the README's Baselines section).
     forgetting
         Per-class exponential forgetting lambda in (0, 1]: an arrival of class c multiplies class
         c's mass, scatter and sum by lambda before the sample is added, so the model equals the
