@@ -170,10 +170,9 @@ def native_frame(values: np.ndarray, *, columns: list, like: typing.Any) -> typi
 
 
 def _label_index(labels: list) -> pd.Index:
-    """Class labels as a flat pandas Index (tuples kept whole)."""
-    index = np.empty(len(labels), dtype=object)
-    index[:] = labels
-    return pd.Index(index, dtype=object, tupleize_cols=False)
+    """Class labels as a flat pandas Index of their own dtype (tuples kept whole: no
+    MultiIndex)."""
+    return pd.Index(list(labels), tupleize_cols=False)
 
 
 def validate_frame(X: typing.Any) -> tuple[np.ndarray, np.ndarray]:

@@ -164,3 +164,12 @@ def test_debug_one_contributions_add_up_to_the_outputs():
         assert sum(row[2] for row in rows.values()) == pytest.approx(output, abs=1e-5)
     with pytest.raises(ValueError, match="'a'"):
         model.debug_one({"a": float("inf")})
+
+
+def test_integer_labels_index_the_columns_by_label():
+    X, y = _frame()
+    model = NRRLS()
+    model.learn_many(X, y.map({True: 7, False: 3}))
+    proba = model.predict_proba_many(X)
+    assert proba.columns.dtype == np.int64
+    assert proba.iloc[0][7] == pytest.approx(model.predict_proba_one(X.iloc[0].to_dict())[7])
