@@ -115,6 +115,6 @@ class OneVsRestLeastSquares(base.Classifier):
         }
 
     @property
-    def n_samples(self) -> dict[typing.Hashable, int]:
-        """Number of samples seen from every class."""
-        return dict(zip(self._labels, self._counts))
+    def n_samples(self) -> dict[typing.Hashable, float]:
+        """Mass of every class: its number of samples, or the sum of their weights ``w``."""
+        return dict(zip(self._labels, map(float, self._counts)))

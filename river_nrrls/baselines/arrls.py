@@ -78,7 +78,7 @@ class ARRLS(OneVsRestLeastSquares):
     BalancedAccuracy: 69.96%
 
     >>> model.n_samples
-    {False: 500, True: 268}
+    {False: 500.0, True: 268.0}
 
     References
     ----------
