@@ -1,7 +1,8 @@
 """Exact NR-RLS on Dask DataFrames: fit by merging per-partition statistics, score in parallel.
 
 NR-RLS's whole state is per-class counts, scatters and sums, which add up across shards
-(algorithms.md 2.4): the model of a whole data set is the sum of the models of its parts,
+(algorithms page, "Sufficient statistics and the exact solve"): the model of a whole data set is
+the sum of the models of its parts,
 
     n^c = sum_p n^c_p,   A^c = sum_p A^c_p,   s^c = sum_p s^c_p
 

@@ -1,6 +1,7 @@
 """``river-nrrls benchmark``: the NR-RLS paper's comparison, reproduced with one command.
 
-The protocol of the paper (Jang, section 4.1; algorithms.md section 10) on the bundled data
+The protocol of the paper (Jang, section 4.1; algorithms page, "Metrics and the evaluation
+protocol") on the bundled data
 sets (inputs in [0, 1]): 10 runs of 2-fold stratified cross-validation; each learner is trained
 online through the training half in a shuffled order and its G-mean measured on the test half;
 b = 1e-4. Every learner runs on the inputs ("linear") and on Toh's reduced polynomial model
