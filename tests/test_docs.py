@@ -110,3 +110,21 @@ def test_api_pages_show_no_sphinx_roles_or_raw_footnotes(site):
         roles = re.findall(r":(?:class|func|meth|data|attr|mod):`", text)
         assert not roles, f"{page}: Sphinx roles {roles[:3]}"
         assert "[^1]" not in text, f"{page}: a footnote that did not render"
+
+
+def test_readme_links_and_images_work_on_a_package_index_page():
+    """PyPI renders the README without the repository: every link and image must be absolute."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", readme) + re.findall(r"<(http[^>]+)>", readme)
+    assert targets
+    relative = [target for target in targets if not target.startswith(("https://", "http://"))]
+    assert not relative, f"relative links in README.md: {relative}"
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme)
+    assert all(i.startswith("https://raw.githubusercontent.com/river-nrrls/") for i in images)
+    for target in targets:
+        prefix = "https://github.com/river-nrrls/river-nrrls/blob/main/"
+        raw = "https://raw.githubusercontent.com/river-nrrls/river-nrrls/main/"
+        for base in (prefix, raw):
+            if target.startswith(base):
+                path = target[len(base):].split("#")[0]
+                assert (ROOT / path).exists(), f"{target}: {path} is not in the repository"
