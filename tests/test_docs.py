@@ -115,7 +115,8 @@ def test_api_pages_show_no_sphinx_roles_or_raw_footnotes(site):
 def test_readme_links_and_images_work_on_a_package_index_page():
     """PyPI renders the README without the repository: every link and image must be absolute."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    targets = re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", readme) + re.findall(r"<(http[^>]+)>", readme)
+    targets = re.findall(r"!?\[[^\]]*\]\(([^)\s]+)\)", readme)
+    targets += re.findall(r"<(http[^>]+)>", readme)
     assert targets
     relative = [target for target in targets if not target.startswith(("https://", "http://"))]
     assert not relative, f"relative links in README.md: {relative}"
