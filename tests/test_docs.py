@@ -129,3 +129,25 @@ def test_readme_links_and_images_work_on_a_package_index_page():
             if target.startswith(base):
                 path = target[len(base):].split("#")[0]
                 assert (ROOT / path).exists(), f"{target}: {path} is not in the repository"
+
+
+def test_algorithms_page_pointers_name_real_sections():
+    """Code and tests cite the algorithms page as: algorithms page, "Section name"."""
+    headings = {
+        line.lstrip("#").strip()
+        for line in (ROOT / "docs" / "algorithms.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("## ")
+    }
+    cited = set()
+    for folder in ("river_nrrls", "tests", "benchmarks"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if path.name == "test_docs.py":
+                continue
+            lines = path.read_text(encoding="utf-8").splitlines()
+            # join the lines, without comment markers, so that a name may wrap
+            text = " ".join(line.strip().lstrip("#").strip() for line in lines)
+            for name in re.findall(r'algorithms page, "([^"]+)"', text):
+                cited.add((name, path.name))
+    assert len(cited) >= 10
+    unknown = sorted((name, where) for name, where in cited if name not in headings)
+    assert not unknown, f"no such section on the algorithms page: {unknown}"
