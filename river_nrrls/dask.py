@@ -160,7 +160,8 @@ def fit(
 
     Returns
     -------
-    A new NRRLS, or a new pipeline (the same transformers, then the fitted NRRLS).
+    NRRLS | river.compose.Pipeline
+        A new NRRLS, or a new pipeline (the same transformers, then the fitted NRRLS).
 
     Examples
     --------
@@ -319,9 +320,11 @@ def predict(model: NRRLS | compose.Pipeline, frame: dd.DataFrame) -> dd.Series:
 
     Returns
     -------
-    A Dask Series of ``object`` dtype (labels keep their Python types), indexed like ``frame``;
-    ``None`` everywhere for a model that has not learnt anything. The model is copied when this
-    is called: learning more before the result is computed does not change it.
+    dask.dataframe.Series
+        A Dask Series of ``object`` dtype (labels keep their Python types), indexed like
+        ``frame``; ``None`` everywhere for a model that has not learnt anything. The model is
+        copied when this is called: learning more before the result is computed does not
+        change it.
 
     """
     _, empty_index, shipped = _scoring_inputs(model, frame)

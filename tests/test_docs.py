@@ -110,6 +110,8 @@ def test_api_pages_show_no_sphinx_roles_or_raw_footnotes(site):
         roles = re.findall(r":(?:class|func|meth|data|attr|mod):`", text)
         assert not roles, f"{page}: Sphinx roles {roles[:3]}"
         assert "[^1]" not in text, f"{page}: a footnote that did not render"
+        prose = re.sub(r"<(pre|code)\b.*?</\1>", "", text, flags=re.S)
+        assert "``" not in prose, f"{page}: a literal that did not render as code"
 
 
 def test_readme_links_and_images_work_on_a_package_index_page():
