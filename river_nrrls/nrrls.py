@@ -11,6 +11,7 @@ from river import base
 
 from ._checks import as_label, check_bool, check_real, factorize_labels, sample_weights
 from ._index import FeatureIndex
+from ._solver import SystemSolver
 from ._stats import ClassStatistics
 from ._woodbury import RecursiveInverse
 
@@ -160,6 +161,12 @@ class NRRLS(base.MiniBatchClassifier):
             if self.solver == "woodbury"
             else None
         )
+        # How weights come from the statistics: direct Cholesky or stale factor (_solver.py).
+        self._solver = (
+            SystemSolver(self._l2, self._tau, self._eta, bool(self.reweight), self._first)
+            if self._recursion is None
+            else None
+        )
         self._solution: np.ndarray | None = None  # cached weights, one row per class
 
     @classmethod
@@ -195,6 +202,8 @@ class NRRLS(base.MiniBatchClassifier):
     def _learn_dense(self, slot: int, vector: np.ndarray, weight: float = 1.0) -> None:
         if self._recursion is not None:
             self._recursion.learn(self._stats, slot, vector, weight)
+        else:
+            self._solver.observe(slot, vector, weight)
         self._stats.update_one(slot, vector, weight)
 
     def _weight_matrix(self) -> np.ndarray:
@@ -203,9 +212,7 @@ class NRRLS(base.MiniBatchClassifier):
             if self._recursion is not None:
                 self._solution = self._recursion.solve(self._stats, self._tau, self._eta)
             else:
-                self._solution = self._stats.solve(
-                    self._l2, self._tau, self._eta, bool(self.reweight), self._first
-                )
+                self._solution = self._solver.solve(self._stats)
         return self._solution
 
     # ---------------------------------------------------------------- learning
@@ -254,6 +261,7 @@ class NRRLS(base.MiniBatchClassifier):
             for code, row, weight in zip(codes, matrix, row_weights.tolist()):
                 self._learn_dense(self._slot(uniques[code]), row, weight)
         else:
+            self._solver.invalidate()
             # Labels in order of first appearance, as the learn_one loop would register them.
             for code, label in enumerate(uniques):
                 rows = codes == code
@@ -274,6 +282,8 @@ class NRRLS(base.MiniBatchClassifier):
         self._stats = ClassStatistics(dim=self._index.size, forgetting=self._forgetting)
         if self._recursion is not None:
             self._recursion.inverses = []
+        else:
+            self._solver.invalidate()
         self._solution = None
         return self
 
@@ -304,6 +314,8 @@ class NRRLS(base.MiniBatchClassifier):
         self._stats.merge(other._stats, columns)
         if self._recursion is not None:
             self._recursion.rebuild(self._stats)
+        else:
+            self._solver.invalidate()
         self._solution = None
         return self
 
