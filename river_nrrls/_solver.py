@@ -73,8 +73,8 @@ BLOCK_CAPACITY = 48  # samples in the Woodbury block before refactoring
 MAX_DRIFT = 0.05  # relative change of the class weights since t0 before refactoring
 MAX_ITERATIONS = 8  # CG iterations before giving up on the stale factor
 MIN_CONTRACTION = 0.3  # an iteration whose residual ratio exceeds this triggers a refactor
-RELATIVE_TOLERANCE = 1e-13  # ||r - M w|| <= this ||r||
-BACKWARD_TOLERANCE = 1e-15  # ... or <= this max(diag M) ||w|| (a direct solve's size)
+TOLERANCE = 1e-10  # ||P^-1 (r - M w)|| <= this ||w||: the relative error estimate
+BACKWARD_TOLERANCE = 1e-15  # ... or ||r - M w|| <= this max(diag M) ||w|| (a direct solve's)
 
 
 def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.ndarray:
@@ -352,22 +352,31 @@ class SystemSolver:
         return weights
 
 
-def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, scale: float):
+def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float):
     """Preconditioned CG on M w = r from ``weights``; None if it does not converge in time.
 
+    The preconditioned residual z = P^-1 (r - M w) is the error estimate: P^-1 M = I + E with
+    ||E|| <= drift, so ||w - w*|| <= ||z|| / (1 - drift). CG stops when ||z|| <= ``tolerance``
+    ||w|| (adding z then, a free Richardson step, leaves an error of about drift ||z||), or when
+    the residual is as small as a backward-stable direct solve leaves it (``floor`` ||w||).
     Sets ``stale.refactor`` when the preconditioner has become poor (slow contraction) and
     ``stale.last_iterations``.
 
     """
-    residual = rhs - blas.dsymv(1.0, matrix, weights, lower=0)  # r - M w
-    target = max(RELATIVE_TOLERANCE * math.sqrt(rhs @ rhs), scale * math.sqrt(weights @ weights))
+    residual = rhs - blas.dsymv(1.0, matrix, weights, lower=0)  # res = r - M w
     norm = math.sqrt(residual @ residual)
     stale.last_iterations = 0
-    if norm <= target:
+    size = math.sqrt(weights @ weights)
+    if norm <= floor * size:
         return weights
-    direction = stale.apply(residual)  # p = z = P^-1 res
-    product = residual @ direction  # res . z
+    preconditioned = stale.apply(residual)  # z = P^-1 res
+    direction = preconditioned.copy()  # p = z
+    product = residual @ preconditioned  # res . z
     for iteration in range(1, MAX_ITERATIONS + 1):
+        if math.sqrt(preconditioned @ preconditioned) <= TOLERANCE * size:
+            weights += preconditioned  # w + P^-1 res: the error drops to ~ drift ||z||
+            stale.last_iterations = iteration - 1
+            return weights
         image = blas.dsymv(1.0, matrix, direction, lower=0)  # q = M p
         step = product / (direction @ image)  # alpha
         weights += step * direction
@@ -376,7 +385,8 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, scale: float
         if new_norm > MIN_CONTRACTION * norm:
             stale.refactor = True
         norm = new_norm
-        if norm <= target:
+        size = math.sqrt(weights @ weights)
+        if norm <= floor * size:
             stale.last_iterations = iteration
             return weights
         preconditioned = stale.apply(residual)
