@@ -77,6 +77,9 @@ TOLERANCE = 1e-10  # ||P^-1 (r - M w)|| <= this ||w||: the relative error estima
 BACKWARD_TOLERANCE = 1e-15  # ... or ||r - M w|| <= this max(diag M) ||w|| (a direct solve's)
 
 
+_SIGNS = np.array(((1.0,), (-1.0,)))  # w_0 and w_1 = -w_0 from one solve
+
+
 def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.ndarray:
     """Solve ``matrix @ w = rhs`` for a symmetric positive (semi-)definite ``matrix``.
 
@@ -93,7 +96,7 @@ def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.nda
     """
     if rhs.ndim == 1:
         return solve_spd(matrix, rhs[:, None], ridge)[:, 0]
-    _, solution, info = lapack.dposv(matrix, rhs, lower=0)
+    _, solution, info = lapack.dposv(matrix, rhs, lower=0)  # reads and keeps the upper triangle
     if info == 0 and (ridge > 1e-200 or np.isfinite(solution).all()):
         return solution
     return _solve_spd_fallback(symmetrize_upper(matrix), rhs)
@@ -167,7 +170,7 @@ class SystemSolver:
 
     Parameters
     ----------
-    l2, tau, eta, reweight, first
+    l2, tau, eta, reweight, first, forgetting
         As in `NRRLS` (``first`` is 1 when there is no intercept: the constant column is left
         out of the systems).
 
@@ -179,7 +182,10 @@ class SystemSolver:
 
     """
 
-    def __init__(self, l2: float, tau: float, eta: float, reweight: bool, first: int):
+    def __init__(
+        self, l2: float, tau: float, eta: float, reweight: bool, first: int, forgetting: float
+    ):
+        self.forgetting = forgetting
         self.l2 = l2
         self.tau = tau
         self.eta = eta
@@ -223,29 +229,38 @@ class SystemSolver:
                 w_1 = 1.0 / n_1 if n_1 > 0 else 0.0  # 1/n^1
             else:
                 w_0, w_1 = float(n_0 > 0), float(n_1 > 0)  # an empty side gets 0
-            coefficients = np.array((w_0, w_1))  # M = w_0 A^0 + w_1 A^1 + b I
             target_pos, target_rest = self.tau + self.eta, self.tau - self.eta
             opposite = self.tau == 0.0
+            # row 0: M = w_0 A^0 + w_1 A^1 + b I; row 1: r_0; row 2: r_1
             if opposite:
                 # r_1 = -r_0: one right-hand side, r_0 = eta (w_0 s^0 - w_1 s^1)
-                rhs_mix = np.array(((target_pos * w_0,), (target_rest * w_1,)))
+                mix = np.array(((w_0, w_1), (target_pos * w_0, target_rest * w_1)))
             else:
-                rhs_mix = np.array(
-                    ((target_pos * w_0, target_rest * w_0), (target_rest * w_1, target_pos * w_1))
+                mix = np.array(
+                    (
+                        (w_0, w_1),
+                        (target_pos * w_0, target_rest * w_1),
+                        (target_rest * w_0, target_pos * w_1),
+                    )
                 )
-            rhs = stats.sums(first) @ rhs_mix  # column k: r_k
         else:
             matrix_mix, rhs_mix = stats.mixing(self.reweight, self.tau, self.eta)
-            coefficients = matrix_mix[0]
-            rhs = stats.sums(first) @ rhs_mix.T
+            mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
+        matrix, rhs = stats.system(mix, self.l2, first)
         if stats.dim - first >= self.stale_min_dim:
-            weights = self._solve_stale(stats, coefficients, rhs)
+            weights = self._solve_stale(matrix, stats.dim, mix[0], rhs)
         else:
-            self.invalidate()
+            if self.stale is not None:
+                self.invalidate()
             self.counters["direct"] += 1
-            weights = solve_spd(stats.matrix(coefficients, self.l2, first), rhs, self.l2)
-        if opposite:  # tau = 0, two classes: w_1 = -w_0
-            weights = np.hstack((weights, -weights))
+            # M is ours (freshly assembled): factorise it in place.
+            _, weights, info = lapack.dposv(matrix, rhs, lower=0, overwrite_a=1)
+            if info != 0 or (self.l2 <= 1e-200 and not np.isfinite(weights).all()):
+                weights = solve_spd(*stats.system(mix, self.l2, first), self.l2)  # fallbacks
+        if opposite and not first:  # tau = 0, two classes: w_1 = -w_0 (exact)
+            return weights.T * _SIGNS
+        if opposite:
+            weights = weights * _SIGNS.T
         return self._full_width(weights.T, stats.dim)
 
     def _full_width(self, weights: np.ndarray, dim: int) -> np.ndarray:
@@ -285,11 +300,10 @@ class SystemSolver:
 
     # ----------------------------------------------------------------- stale factor
 
-    def _refactor(self, stats, coefficients: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    def _refactor(self, matrix, coefficients: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """Direct solve of the current M, whose factor becomes the new M(t0)."""
         self.counters["refactor"] += 1
         self.stale, self.pending = None, []
-        matrix = stats.matrix(coefficients, self.l2, self.first)
         factor, info = lapack.dpotrf(matrix, lower=0, clean=1)
         weights = None
         if info == 0 and (coefficients > 0).all():
@@ -302,49 +316,48 @@ class SystemSolver:
         self.previous = weights
         return weights
 
-    def _usable(self, stale: _StaleFactor, stats, coefficients: np.ndarray) -> bool:
+    def _usable(self, stale: _StaleFactor, dim: int, coefficients: np.ndarray) -> bool:
         """Bring the block up to date; False when the factor must be refreshed."""
         if (
             stale.refactor
-            or len(stale.factor) != stats.dim - self.first
+            or len(stale.factor) != dim - self.first
             or len(stale.coefficients) != len(coefficients)
         ):
             return False
         pending, first = self.pending, self.first
         if stale.size + len(pending) > BLOCK_CAPACITY:
             return False
-        if stats.forgetting != 1.0:
+        if self.forgetting != 1.0:
             for slot, _, _ in pending:
-                stale.decay[slot] *= stats.forgetting  # the t0 part of class slot decays
+                stale.decay[slot] *= self.forgetting  # the t0 part of class slot decays
         # drift = max_c |1 - w_c(t) lambda_c / w_c(t0)|
         if np.abs(1.0 - coefficients * stale.decay / stale.coefficients).max() > MAX_DRIFT:
             return False
         self.pending = []
         for slot, vector, weight in pending:
-            if len(vector) != stats.dim:
+            if len(vector) != dim:
                 return False
             # frozen weight f = the sample's mass times its class's weight now
             if not stale.append(np.ascontiguousarray(vector[first:]), weight * coefficients[slot]):
                 return False
         return True
 
-    def _solve_stale(self, stats, coefficients: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    def _solve_stale(self, matrix, dim: int, coefficients: np.ndarray, rhs: np.ndarray):
         stale = self.stale
         previous = self.previous
         if (
             stale is None
             or previous is None
             or previous.shape != rhs.shape
-            or not self._usable(stale, stats, coefficients)
+            or not self._usable(stale, dim, coefficients)
         ):
-            return self._refactor(stats, coefficients, rhs)
-        matrix = stats.matrix(coefficients, self.l2, self.first)  # M(t), upper triangle
+            return self._refactor(matrix, coefficients, rhs)
         scale = BACKWARD_TOLERANCE * matrix.ravel(order="F")[:: len(matrix) + 1].max()
         weights = np.empty_like(rhs)
         for j in range(rhs.shape[1]):
             solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale, scale)
             if solution is None:
-                return self._refactor(stats, coefficients, rhs)
+                return self._refactor(matrix, coefficients, rhs)
             weights[:, j] = solution
         self.counters["stale"] += 1
         self.counters["iterations"] += stale.last_iterations

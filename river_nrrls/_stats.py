@@ -251,9 +251,34 @@ class ClassStatistics:
         if first == 0 and capacity == dim:
             matrix[:: dim + 1] += l2  # + b I (l2 is the paper's b)
             return matrix.reshape(dim, dim, order="F")
-        matrix = np.asfortranarray(matrix.reshape(capacity, capacity, order="F")[first:dim, first:dim])
+        matrix = matrix.reshape(capacity, capacity, order="F")[first:dim, first:dim]
+        matrix = np.asfortranarray(matrix)
         matrix.ravel(order="F")[:: dim - first + 1] += l2  # + b I (l2 is the paper's b)
         return matrix
+
+    def system(self, mix: np.ndarray, l2: float, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """M = sum_j mix[0, j] A^j + b I and the right-hand sides R[:, q] = sum_j mix[1 + q, j]
+        s^j (over the columns ``first:``), both from ONE product with the stacked scatters.
+
+        The augmented scatter's row 0 is [n^c, s^c], so the combination of the scatters with
+        the coefficients ``mix[1 + q]`` holds r_q in its row 0: one matrix product gives M and
+        every r (the wasted entries cost less than a second call at the small d where it
+        matters). M is a new Fortran array (upper triangle authoritative); R may be a view.
+
+        """
+        dim = self._dim
+        capacity = self._buffer.shape[0]
+        flat = self._buffer.reshape(capacity * capacity, self.n_classes, order="F")
+        combined = mix @ flat.T  # row 0: M column-major; row 1 + q: sum_j mix[1 + q, j] A^j
+        rhs = combined[1:, first * capacity : dim * capacity : capacity].T  # row 0 of each
+        if first == 0 and capacity == dim:
+            combined[0, :: dim + 1] += l2  # + b I (l2 is the paper's b)
+            return combined[0].reshape(dim, dim, order="F"), rhs
+        matrix = np.asfortranarray(
+            combined[0].reshape(capacity, capacity, order="F")[first:dim, first:dim]
+        )
+        matrix.ravel(order="F")[:: dim - first + 1] += l2  # + b I (l2 is the paper's b)
+        return matrix, rhs
 
     def sums(self, first: int) -> np.ndarray:
         """s^c of every class, one column per class (n^c on top when ``first == 0``)."""

@@ -163,7 +163,9 @@ class NRRLS(base.MiniBatchClassifier):
         )
         # How weights come from the statistics: direct Cholesky or stale factor (_solver.py).
         self._solver = (
-            SystemSolver(self._l2, self._tau, self._eta, bool(self.reweight), self._first)
+            SystemSolver(
+                self._l2, self._tau, self._eta, bool(self.reweight), self._first, self._forgetting
+            )
             if self._recursion is None
             else None
         )
