@@ -134,18 +134,30 @@ class ClassStatistics:
 
     # ---------------------------------------------------------------- learning
 
-    def update_one(self, c: int, vector: np.ndarray, weight: float = 1.0) -> None:
-        """Add one sample (``vector[0] == 1``, ``dim`` entries) of mass ``weight`` to slot ``c``."""
-        scatter = self._buffer[:, :, c]
+    def update_one(
+        self, c: int, vector: np.ndarray, weight: float = 1.0, support: np.ndarray | None = None
+    ) -> None:
+        """Add one sample (``vector[0] == 1``, ``dim`` entries) of mass ``weight`` to slot ``c``.
+
+        ``support`` (optional) lists the columns where ``vector`` may be non-zero (distinct);
+        without it the non-zeros are found by a scan.
+
+        """
+        buffer = self._buffer
+        scatter = buffer[:, :, c]
         if self.forgetting != 1.0:
             scatter *= self.forgetting  # n^c, s^c, A^c <- lambda (n^c, s^c, A^c)
         dim = self._dim
         if dim > _SPARSE_MIN_DIM:
-            touched = np.flatnonzero(vector)  # the k non-zero entries (column 0 among them)
+            touched = np.flatnonzero(vector) if support is None else support
             if 4 * len(touched) <= dim:
-                # Only the k x k block moves: [1, x][1, x]^T is zero elsewhere. O(k^2).
+                # Only the k x k block moves: [1, x][1, x]^T is zero elsewhere. O(k^2): the
+                # block's entries are addressed in the flat (column-major) buffer.
+                capacity = buffer.shape[0]
                 values = vector[touched]
-                scatter[np.ix_(touched, touched)] += np.multiply.outer(weight * values, values)
+                block = touched[:, None] + (touched * capacity + c * capacity * capacity)
+                flat = buffer.reshape(-1, order="F")
+                flat[block] += np.multiply.outer(weight * values, values)
                 return
         if scatter.shape[0] == dim:
             # [n^c, s^c; s^c, A^c] += w [1, x][1, x]^T: n^c += w, s^c += w x, A^c += w x x^T

@@ -206,7 +206,7 @@ class NRRLS(base.MiniBatchClassifier):
             self._recursion.learn(self._stats, slot, vector, weight)
         else:
             self._solver.observe(slot, vector, weight)
-        self._stats.update_one(slot, vector, weight)
+        self._stats.update_one(slot, vector, weight, self._index.support(vector))
 
     def _weight_matrix(self) -> np.ndarray:
         """Weights of every class (rows), solved only when the statistics changed."""
