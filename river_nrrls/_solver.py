@@ -284,8 +284,11 @@ class SystemSolver:
         matrices += rest[:, None, None] * total
         diagonal = np.arange(dim - first)
         matrices[:, diagonal, diagonal] += self.l2
-        _, rhs_mix = stats.mixing(True, self.tau, self.eta)
-        rhs = rhs_mix @ stats.sums(first).T  # row k: r_k
+        # r_k = (tau + eta) w_k s^k + (tau - eta) w_rest (S - s^k), S = sum_j s^j: O(C d)
+        sums = stats.sums(first).T  # row k: s^k
+        target_pos, target_rest = self.tau + self.eta, self.tau - self.eta
+        rhs = sums * (target_pos * pos - target_rest * rest)[:, None]
+        rhs += (target_rest * rest)[:, None] * sums.sum(axis=0)
         self.counters["direct"] += 1
         if self.l2 > 0.0:
             try:

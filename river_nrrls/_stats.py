@@ -228,7 +228,13 @@ class ClassStatistics:
         counts = self.counts
         if self.n_classes == 2:
             return counts[::-1].copy()
-        return (1.0 - np.eye(self.n_classes)) @ counts
+        # n^rest_k = (n^0 + ... + n^(k-1)) + (n^(k+1) + ...): two sums of positive masses, no
+        # cancellation (N - n^k could lose all the digits of a tiny rest), O(C) not O(C^2).
+        before = np.zeros_like(counts)
+        np.cumsum(counts[:-1], out=before[1:])  # n^0 + ... + n^(k-1)
+        after = np.zeros_like(counts)
+        np.cumsum(counts[:0:-1], out=after[-2::-1])  # n^(k+1) + ... + n^(C-1)
+        return before + after
 
     def systems_share_matrix(self, reweight: bool) -> bool:
         """True when every one-vs-rest system has the same M (two classes, or no reweighting)."""
