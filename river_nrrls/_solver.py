@@ -59,9 +59,13 @@ columns, direct otherwise.
 
 from __future__ import annotations
 
+import ctypes
+import glob
 import math
+import os
 
 import numpy as np
+import scipy
 from scipy.linalg import blas, lapack
 
 from ._stats import ClassStatistics, symmetrize_upper
@@ -75,6 +79,44 @@ MAX_ITERATIONS = 8  # CG iterations before giving up on the stale factor
 MIN_CONTRACTION = 0.3  # an iteration whose residual ratio exceeds this triggers a refactor
 TOLERANCE = 1e-10  # ||P^-1 (r - M w)|| <= this ||w||: the relative error estimate
 BACKWARD_TOLERANCE = 1e-15  # ... or ||r - M w|| <= this max(diag M) ||w|| (a direct solve's)
+
+
+def _openblas_thread_setters() -> list:
+    """``openblas_set_num_threads_local`` of the OpenBLAS builds that numpy and scipy bundle.
+
+    A prediction step works on one small matrix; with the default threading OpenBLAS wakes
+    its threads for it, which costs more than it saves (and much more on a busy machine). The
+    ``_local`` setter (OpenBLAS >= 0.3.27) changes the calling thread only, so the solver can
+    run single-threaded and restore the caller's setting. With any other BLAS (MKL,
+    Accelerate, a system OpenBLAS) nothing is found and nothing changes.
+
+    """
+    setters = []
+    for module in (np, scipy):
+        folder = os.path.join(os.path.dirname(os.path.dirname(module.__file__)), module.__name__)
+        for path in glob.glob(folder + ".libs/*openblas*"):
+            try:
+                setter = ctypes.CDLL(path).openblas_set_num_threads_local
+            except (OSError, AttributeError):
+                continue
+            setter.argtypes, setter.restype = [ctypes.c_int], ctypes.c_int
+            setters.append(setter)
+    return setters
+
+
+_THREAD_SETTERS = _openblas_thread_setters()
+ONE_THREAD_MIN_DIM = 64  # below it the setter calls (~1-3 us) cost more than threads do
+
+
+class _OneThread:
+    """Context: the solver's BLAS calls on one thread, the caller's setting restored after."""
+
+    def __enter__(self):
+        self.previous = [setter(1) for setter in _THREAD_SETTERS]
+
+    def __exit__(self, *exc):
+        for setter, previous in zip(_THREAD_SETTERS, self.previous):
+            setter(previous)
 
 
 _SIGNS = np.array(((1.0,), (-1.0,)))  # w_0 and w_1 = -w_0 from one solve
@@ -212,7 +254,18 @@ class SystemSolver:
     # ------------------------------------------------------------------- solving
 
     def solve(self, stats: ClassStatistics) -> np.ndarray:
-        """Weights of every class, one row each, ``stats.dim`` columns (0 before ``first``)."""
+        """Weights of every class, one row each, ``stats.dim`` columns (0 before ``first``).
+
+        From ``ONE_THREAD_MIN_DIM`` columns on, BLAS runs on one thread meanwhile (see
+        `_openblas_thread_setters`).
+
+        """
+        if not _THREAD_SETTERS or stats.dim < ONE_THREAD_MIN_DIM:
+            return self._solve(stats)
+        with _OneThread():
+            return self._solve(stats)
+
+    def _solve(self, stats: ClassStatistics) -> np.ndarray:
         n_classes, first = stats.n_classes, self.first
         if n_classes == 0 or stats.dim == first:
             self.invalidate()
