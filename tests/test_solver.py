@@ -216,3 +216,21 @@ def test_the_solver_strategy_is_not_a_parameter():
     params = NRRLS()._get_params()
     assert set(params) == {"l2", "reweight", "tau", "eta", "intercept", "forgetting", "solver"}
     assert isinstance(NRRLS(), base.Classifier)
+
+
+def test_a_wide_solve_restores_the_callers_blas_threading():
+    """The solver runs BLAS on one thread from ONE_THREAD_MIN_DIM columns on (OpenBLAS's
+    thread-local setter) and gives the caller its own setting back. (With another BLAS there
+    is no setter and nothing to restore; the wheels this project tests with bundle OpenBLAS.)"""
+    rows, labels = _stream(30, _solver.ONE_THREAD_MIN_DIM + 5, seed=12)
+    model = NRRLS()
+    for x, y in zip(rows, labels):
+        model.learn_one(x, y)
+    setters = _solver._THREAD_SETTERS
+    previous = [setter(2) for setter in setters]
+    try:
+        model.predict_one(rows[0])
+        assert [setter(2) for setter in setters] == [2] * len(setters)
+    finally:
+        for setter, value in zip(setters, previous):
+            setter(value)
