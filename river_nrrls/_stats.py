@@ -287,8 +287,12 @@ class ClassStatistics:
         dim = self._dim
         capacity = self._buffer.shape[0]
         flat = self._buffer.reshape(capacity * capacity, self.n_classes, order="F")
-        combined = mix @ flat.T  # row 0: M column-major; row 1 + q: sum_j mix[1 + q, j] A^j
-        rhs = combined[1:, first * capacity : dim * capacity : capacity].T  # row 0 of each
+        if dim > _SPARSE_MIN_DIM:  # wide: the d^2 wasted entries would cost a pass; use s^j
+            combined = (flat @ mix[0])[None, :]  # M, column-major
+            rhs = self._buffer[0, first:dim, :] @ mix[1:].T  # R[:, q] = sum_j mix[1+q, j] s^j
+        else:
+            combined = mix @ flat.T  # row 0: M column-major; row 1 + q: sum_j mix[1+q, j] A^j
+            rhs = combined[1:, first * capacity : dim * capacity : capacity].T  # row 0 of each
         if first == 0 and capacity == dim:
             combined[0, :: dim + 1] += l2  # + b I (l2 is the paper's b)
             return combined[0].reshape(dim, dim, order="F"), rhs
