@@ -62,6 +62,7 @@ columns, direct otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import math
@@ -264,10 +265,15 @@ class SystemSolver:
         `_openblas_thread_setters`).
 
         """
-        if not _THREAD_SETTERS or stats.dim < ONE_THREAD_MIN_DIM:
+        with self.blas_threads(stats.dim):
             return self._solve(stats)
-        with _OneThread():
-            return self._solve(stats)
+
+    @staticmethod
+    def blas_threads(dim: int):
+        """A context running BLAS on one thread when ``dim`` >= ``ONE_THREAD_MIN_DIM``."""
+        if not _THREAD_SETTERS or dim < ONE_THREAD_MIN_DIM:
+            return contextlib.nullcontext()
+        return _OneThread()
 
     def _solve(self, stats: ClassStatistics) -> np.ndarray:
         n_classes, first = stats.n_classes, self.first

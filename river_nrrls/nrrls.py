@@ -204,9 +204,11 @@ class NRRLS(base.MiniBatchClassifier):
     def _learn_dense(self, slot: int, vector: np.ndarray, weight: float = 1.0) -> None:
         if self._recursion is not None:
             self._recursion.learn(self._stats, slot, vector, weight)
-        else:
-            self._solver.observe(slot, vector, weight)
-        self._stats.update_one(slot, vector, weight, self._index.support(vector))
+            self._stats.update_one(slot, vector, weight)
+            return
+        self._solver.observe(slot, vector, weight)
+        with self._solver.blas_threads(len(vector)):  # one BLAS thread for a wide update
+            self._stats.update_one(slot, vector, weight, self._index.support(vector))
 
     def _weight_matrix(self) -> np.ndarray:
         """Weights of every class (rows), solved only when the statistics changed."""
