@@ -138,7 +138,7 @@ def _stale_stats(model, steps: int) -> dict:
 def section_width(dims, quick: bool, repeats: int) -> list:
     results = []
     for d in dims:
-        n_timed = 100 if quick else (400 if d <= 256 else 200 if d <= 512 else 120)
+        n_timed = 100 if quick else (400 if d <= 256 else 300)
         n_warm = 50 if quick else max(1000, 2 * d)
         rows, labels = make_stream(n_warm + n_timed, d, seed=d)
         warm = (rows[:n_warm], labels[:n_warm])
@@ -234,7 +234,7 @@ def worker(quick: bool) -> dict:
     import numpy as np
     import river
 
-    repeats = 1 if quick else 3
+    repeats = 1 if quick else 5
     dims = (22, 64) if quick else (22, 64, 128, 256, 512, 1024)
     print(f"threads={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}", flush=True)
     return {
@@ -391,7 +391,7 @@ def main(argv=None) -> int:
         runs[setting] = json.loads(output.stdout.rsplit("RESULT ", 1)[1])
     versions = next(iter(runs.values()))["versions"]
     header = (
-        "# NR-RLS speed\n\nCommand: `python benchmarks/speed.py` (about 15 minutes). Python "
+        "# NR-RLS speed\n\nCommand: `python benchmarks/speed.py` (about 10 minutes). Python "
         f"{versions['python']}, numpy {versions['numpy']}, river {versions['river']}, "
         f"{platform.machine()}, {os.cpu_count()} cores (shared with other jobs: ratios within "
         f"a run are the figures to read). Best of {next(iter(runs.values()))['repeats']} "

@@ -44,7 +44,7 @@ Stale factor (wide models whose classes share M: two classes, or no reweighting)
     stops when ||z|| <= 1e-9 ||w|| and adds z (a free Richardson step, which leaves an error of
     about drift ||z||, ~1e-11), or when the residual is as small as a backward-stable direct
     solve leaves it (1e-15 max(diag M) ||w||). The factor is refreshed (a direct solve of the
-    current M, which becomes the new M(t0)) when the block holds ``BLOCK_CAPACITY`` samples,
+    current M, which becomes the new M(t0)) when the block is full (max(48, d / 8) samples),
     when drift > ``MAX_DRIFT``, when CG needed more than ``MAX_ITERATIONS`` iterations or an
     iteration contracted the residual by less than ``MIN_CONTRACTION`` (the next solve
     refactors), when a class appears or a class that was empty at t0 is not empty any more, when
@@ -77,7 +77,8 @@ from ._stats import ClassStatistics, symmetrize_upper
 __all__ = ["SystemSolver", "solve_spd"]
 
 STALE_MIN_DIM = 150  # below it the direct path is faster (benchmarks/speed.py)
-BLOCK_CAPACITY = 48  # samples in the Woodbury block before refactoring
+BLOCK_CAPACITY = 48  # samples in the Woodbury block before refactoring (at least; d / 8 when
+# wider: a refactorisation costs ~d^3 flops, a block column 4 d per preconditioner use)
 MAX_DRIFT = 0.05  # relative change of the class weights since t0 before refactoring
 MAX_ITERATIONS = 8  # CG iterations before giving up on the stale factor
 MIN_CONTRACTION = 0.3  # an iteration whose residual ratio exceeds this triggers a refactor
@@ -166,12 +167,13 @@ class _StaleFactor:
 
     def __init__(self, inverse: np.ndarray, coefficients: np.ndarray):
         width = len(inverse)
+        self.capacity = capacity = max(BLOCK_CAPACITY, width // 8)
         self.inverse = inverse  # M(t0)^-1 (upper triangle), from its Cholesky factor
         self.coefficients = coefficients.copy()  # w_c(t0)
         self.decay = np.ones(len(coefficients))  # lambda_c: decay of class c's t0 part
-        self.vectors = np.empty((width, BLOCK_CAPACITY), order="F")  # U
-        self.solved = np.empty((width, BLOCK_CAPACITY), order="F")  # Z = M(t0)^-1 U
-        self.capacitance = np.zeros((BLOCK_CAPACITY, BLOCK_CAPACITY), order="F")  # lower chol(C)
+        self.vectors = np.empty((width, capacity), order="F")  # U
+        self.solved = np.empty((width, capacity), order="F")  # Z = M(t0)^-1 U
+        self.capacitance = np.zeros((capacity, capacity), order="F")  # lower chol(C)
         self.size = 0  # m
         self.refactor = False  # set when CG struggled: refactor at the next solve
         self.last_iterations = 0
@@ -393,7 +395,7 @@ class SystemSolver:
         ):
             return False
         pending, first = self.pending, self.first
-        if stale.size + len(pending) > BLOCK_CAPACITY:
+        if stale.size + len(pending) > stale.capacity:
             return False
         if self.forgetting != 1.0:
             for slot, _, _ in pending:
