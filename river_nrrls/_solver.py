@@ -267,6 +267,8 @@ class SystemSolver:
         `_openblas_thread_setters`).
 
         """
+        if stats.dim < ONE_THREAD_MIN_DIM:
+            return self._solve(stats)
         with self.blas_threads(stats.dim):
             return self._solve(stats)
 

@@ -11,7 +11,7 @@ from river import base
 
 from ._checks import as_label, check_bool, check_real, factorize_labels, sample_weights
 from ._index import FeatureIndex
-from ._solver import SystemSolver
+from ._solver import ONE_THREAD_MIN_DIM, SystemSolver
 from ._stats import ClassStatistics
 from ._woodbury import RecursiveInverse
 
@@ -207,6 +207,9 @@ class NRRLS(base.MiniBatchClassifier):
             self._stats.update_one(slot, vector, weight)
             return
         self._solver.observe(slot, vector, weight)
+        if len(vector) < ONE_THREAD_MIN_DIM:  # narrow: a dense rank-1 update, nothing to set up
+            self._stats.update_one(slot, vector, weight)
+            return
         with self._solver.blas_threads(len(vector)):  # one BLAS thread for a wide update
             self._stats.update_one(slot, vector, weight, self._index.support(vector))
 
