@@ -1,64 +1,73 @@
-"""Speed of NR-RLS against river's LogisticRegression, in one run, as ratios.
+"""Speed of prequential NR-RLS against river's linear classifiers, in one run, as ratios.
 
-Run:  python benchmarks/speed.py            (full, writes benchmarks/results/speed.md)
+Run:  python benchmarks/speed.py            (full: writes benchmarks/results/speed.md and .png)
       python benchmarks/speed.py --quick    (tiny streams, prints only: a smoke test)
 
-BLAS is pinned to one thread (set ``OPENBLAS_NUM_THREADS`` to override). Every figure is the best
-of several repeats of a loop over the same synthetic stream (features
-uniform in [0, 1], about 30 % positives from a noisy linear concept), in microseconds per sample
-unless said otherwise. Ratios compare models measured in this same run on this same machine.
+Every figure is measured twice, in two worker processes: with one BLAS thread
+(``OPENBLAS_NUM_THREADS=1`` and friends) and with the default threading. Within a worker the
+models take turns in every repeat (a slow phase of a shared machine then hits them all) and the
+best repeat counts. Streams are imbalanced (10 % positives, a noisy linear concept on uniform
+features), in river's dict form, and every step is ``predict_one`` then ``learn_one`` (what
+``evaluate.progressive_val_score`` does) unless said otherwise. Models first learn a warm-up
+prefix (not timed), so the timed steps see a model that has seen more samples than it has
+columns, as on a real stream.
+
+"NRRLS" is the default model (the solver strategy picks the direct Cholesky path below
+``STALE_MIN_DIM`` columns and the stale-factor conjugate gradients above); "NRRLS direct" is the
+same model forced onto the direct path (one Cholesky solve per step), the pre-issue-10 method.
 """
 
 from __future__ import annotations
 
-import os
-
-# One BLAS thread: the matrices are small, and threads only oversubscribe a 2-core machine.
-for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")
-
 import argparse
+import copy
+import json
+import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import river
-from river import linear_model
-
-from river_nrrls import NRRLS
-
 RESULTS = Path(__file__).parent / "results" / "speed.md"
+FIGURE = Path(__file__).parent / "results" / "speed.png"
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def make_stream(n: int, d: int, n_classes: int = 2, seed: int = 0):
+# ----------------------------------------------------------------------------- streams
+
+
+def make_stream(n: int, d: int, seed: int = 0, positives: float = 0.1, n_classes: int = 2):
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     X = rng.random((n, d))
     if n_classes == 2:
         score = X @ rng.normal(size=d) + 0.3 * rng.normal(size=n)
-        y = score > np.quantile(score, 0.7)
-        labels = [bool(v) for v in y]
+        labels = [bool(v) for v in score > np.quantile(score, 1 - positives)]
     else:
         labels = [int(v) for v in (X @ rng.normal(size=(d, n_classes))).argmax(axis=1)]
     rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
     return rows, labels
 
 
-def best_time(run, repeats: int) -> float:
-    """Best wall time of ``run()`` over ``repeats`` calls, in seconds."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best
+def one_hot_stream(n: int, n_features: int, k: int = 20, seed: int = 0):
+    """k categorical variables with n_features / k levels each, one-hot (river's OneHotEncoder
+    output): k non-zeros out of n_features."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    levels = n_features // k
+    codes = rng.integers(levels, size=(n, k))
+    rows = [{f"c{j}_{code}": 1.0 for j, code in enumerate(row)} for row in codes]
+    labels = [bool(v) for v in (codes[:, 0] < levels // 10) | (rng.random(n) < 0.02)]
+    return rows, labels
 
 
-def _loop(make_model, rows, labels, predict: bool) -> float:
-    """Wall seconds of one pass of a fresh model over the stream."""
-    model = make_model()
+# ----------------------------------------------------------------------------- timing
+
+
+def _steps(model, rows, labels, predict: bool) -> float:
     learn = model.learn_one
     start = time.perf_counter()
     if predict:
@@ -72,31 +81,177 @@ def _loop(make_model, rows, labels, predict: bool) -> float:
     return time.perf_counter() - start
 
 
-def per_sample_us(make_model, rows, labels, predict: bool, repeats: int) -> float:
-    best = min(_loop(make_model, rows, labels, predict) for _ in range(repeats))
-    return best / len(rows) * 1e6
+def interleaved(models: dict, warm, timed, predict: bool, repeats: int) -> dict:
+    """Best microseconds per timed step of every model; models take turns in every repeat.
 
-
-def interleaved_us(models: dict, rows, labels, predict: bool, repeats: int) -> dict:
-    """Best microseconds per sample of every model, the models taking turns in every repeat.
-
-    Turns keep a slow phase of a shared machine from landing on one model only, so the ratios
-    of a run compare like with like.
+    Each model learns the ``warm`` prefix once (untimed); every repeat times a deep copy of
+    the warmed model on the ``timed`` steps. Returns ``{name: (us, model after the run)}``.
 
     """
-    best = dict.fromkeys(models, float("inf"))
+    warmed = {}
+    for name, make in models.items():
+        model = make()
+        for x, y in zip(*warm):
+            model.learn_one(x, y)
+        warmed[name] = model
+    best = {name: (float("inf"), None) for name in models}
     for _ in range(repeats):
-        for name, (make, cut) in models.items():
-            seconds = _loop(make, rows[:cut], labels[:cut], predict)
-            best[name] = min(best[name], seconds / cut * 1e6)
+        for name, model in warmed.items():
+            run = copy.deepcopy(model)
+            seconds = _steps(run, *timed, predict)
+            if seconds / len(timed[0]) * 1e6 < best[name][0]:
+                best[name] = (seconds / len(timed[0]) * 1e6, run)
     return best
 
 
-MODELS = {
-    "LogisticRegression (river)": linear_model.LogisticRegression,
-    "NRRLS cholesky": NRRLS,
-    "NRRLS woodbury": lambda: NRRLS(solver="woodbury"),
-}
+def _nrrls(direct: bool = False, **params):
+    from river_nrrls import NRRLS
+
+    def make():
+        model = NRRLS(**params)
+        if direct:
+            model._solver.stale_min_dim = 10**9  # the direct Cholesky path at every width
+        return model
+
+    return make
+
+
+def _river_models() -> dict:
+    from river import linear_model
+
+    return {
+        "LogisticRegression": linear_model.LogisticRegression,
+        "ALMA": linear_model.ALMAClassifier,
+        "PA": linear_model.PAClassifier,
+    }
+
+
+def _stale_stats(model, steps: int) -> dict:
+    counters = model._solver.counters
+    return {
+        "cg_iterations_per_step": counters["iterations"] / max(1, counters["stale"]),
+        "refactors_per_step": counters["refactor"] / steps,
+        "stale_share": counters["stale"] / steps,
+    }
+
+
+def section_width(dims, quick: bool, repeats: int) -> list:
+    results = []
+    for d in dims:
+        n_timed = 100 if quick else (400 if d <= 256 else 300)
+        n_warm = 50 if quick else max(1000, 2 * d)
+        rows, labels = make_stream(n_warm + n_timed, d, seed=d)
+        warm = (rows[:n_warm], labels[:n_warm])
+        timed = (rows[n_warm:], labels[n_warm:])
+        models = {"NRRLS": _nrrls(), "NRRLS direct": _nrrls(direct=True), **_river_models()}
+        best = interleaved(models, warm, timed, True, repeats)
+        entry = {"d": d, "us": {name: us for name, (us, _) in best.items()}}
+        entry.update(_stale_stats(best["NRRLS"][1], n_timed))
+        results.append(entry)
+        print(f"  d={d}: " + ", ".join(f"{k} {v:.1f}" for k, v in entry["us"].items()), flush=True)
+    return results
+
+
+def section_sparse(quick: bool, repeats: int) -> dict:
+    from river import linear_model
+
+    from river_nrrls import NRRLS
+
+    out = {}
+    n = 300 if quick else 3000
+    for n_features in (200, 5000):
+        rows, labels = one_hot_stream(2 * n, n_features, seed=n_features)
+        warm, timed = (rows[:n], labels[:n]), (rows[n:], labels[n:])
+        models = {"NRRLS": NRRLS, "LogisticRegression": linear_model.LogisticRegression}
+        best = interleaved(models, warm, timed, False, repeats)
+        out[n_features] = {name: us for name, (us, _) in best.items()}
+    n_emerging = 500 if quick else 5000
+    model = NRRLS()
+    start = time.perf_counter()
+    for i in range(n_emerging):  # one new feature per sample (and one seen before)
+        model.learn_one({f"f{i}": 1.0, f"f{i // 2}": 0.5}, i % 10 == 0)
+    out["emerging_seconds"] = time.perf_counter() - start
+    out["emerging_features"] = n_emerging
+    return out
+
+
+def section_classes(quick: bool, repeats: int) -> list:
+    out = []
+    for n_classes in (2, 20, 100) if quick else (2, 20, 100, 500):
+        n_timed = 50 if quick else (300 if n_classes <= 20 else 100)
+        rows, _ = make_stream(2000 + n_timed, 20, seed=n_classes)
+        rng = __import__("numpy").random.default_rng(n_classes)
+        labels = rng.integers(n_classes, size=len(rows)).tolist()  # every class present
+        warm, timed = (rows[:2000], labels[:2000]), (rows[2000:], labels[2000:])
+        from river import linear_model, multiclass
+
+        models = {
+            "NRRLS": _nrrls(),
+            "OneVsRest(LogisticRegression)": lambda: multiclass.OneVsRestClassifier(
+                linear_model.LogisticRegression()
+            ),
+        }
+        best = interleaved(models, warm, timed, True, repeats)
+        seen = len(set(labels[:2000]))
+        out.append({"classes": seen, "us": {name: us for name, (us, _) in best.items()}})
+    return out
+
+
+def section_polynomial(quick: bool, repeats: int) -> dict:
+    from river import linear_model, preprocessing
+
+    from river_nrrls import NRRLS, PolynomialExtender, datasets
+
+    samples = list(datasets.Spambase())
+    split, end = (150, 300) if quick else (1500, 2000)  # warm-up, then timed steps
+    warm = ([x for x, _ in samples[:split]], [y for _, y in samples[:split]])
+    timed = ([x for x, _ in samples[split:end]], [y for _, y in samples[split:end]])
+
+    def pipeline(make):
+        return lambda: PolynomialExtender(3) | make()
+
+    models = {
+        "PolynomialExtender(3) | NRRLS": pipeline(NRRLS),
+        "PolynomialExtender(3) | NRRLS direct": pipeline(_nrrls(direct=True)),
+        "PolynomialExtender(3) | StandardScaler | LogisticRegression": pipeline(
+            lambda: preprocessing.StandardScaler() | linear_model.LogisticRegression()
+        ),
+    }
+    best = interleaved(models, warm, timed, True, repeats)
+    d = PolynomialExtender(3).transform_one(samples[0][0])
+    auto = best["PolynomialExtender(3) | NRRLS"][1]
+    stats = _stale_stats(list(auto.steps.values())[-1], len(timed[0]))
+    return {
+        "dataset": "Spambase",
+        "d": len(d) + 1,
+        "timed_steps": len(timed[0]),
+        "us": {name: us for name, (us, _) in best.items()},
+        **stats,
+    }
+
+
+def worker(quick: bool) -> dict:
+    import numpy as np
+    import river
+
+    repeats = 1 if quick else 5
+    dims = (22, 64) if quick else (22, 64, 128, 256, 512, 1024)
+    print(f"threads={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}", flush=True)
+    return {
+        "versions": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "river": river.__version__,
+        },
+        "repeats": repeats,
+        "width": section_width(dims, quick, repeats),
+        "sparse": section_sparse(quick, repeats),
+        "classes": section_classes(quick, repeats),
+        "polynomial": section_polynomial(quick, repeats),
+    }
+
+
+# ----------------------------------------------------------------------------- report
 
 
 def table(headers, rows) -> str:
@@ -107,123 +262,153 @@ def table(headers, rows) -> str:
     return "\n".join([line, rule, *body])
 
 
-def section_dimensions(dims, n, repeats):
-    rows = []
-    for d in dims:
-        stream, labels = make_stream(n, d)
-        models = {
-            # Theta(d^3) per sample: the woodbury solver is timed on 1000 samples, up to d = 64.
-            name: (make, min(n, 1000) if name.endswith("woodbury") else n)
-            for name, make in MODELS.items()
-            if not (name.endswith("woodbury") and d > 64)
-        }
-        learn = interleaved_us(models, stream, labels, False, repeats)
-        both = interleaved_us(models, stream, labels, True, repeats)
-        base = "LogisticRegression (river)"
-        for name in models:
+def report(runs: dict) -> str:
+    parts = []
+    for setting, data in runs.items():
+        lr = "LogisticRegression"
+        rows = []
+        for entry in data["width"]:
+            us = entry["us"]
             rows.append(
                 [
-                    d,
-                    name,
-                    f"{learn[name]:.2f}",
-                    f"{learn[name] / learn[base]:.2f}x",
-                    f"{both[name]:.2f}",
-                    f"{both[name] / both[base]:.2f}x",
+                    entry["d"],
+                    f"{us['NRRLS']:.1f}",
+                    f"{us['NRRLS direct']:.1f}",
+                    f"{us[lr]:.1f}",
+                    f"{us['ALMA']:.1f}",
+                    f"{us['PA']:.1f}",
+                    f"{us['NRRLS'] / us[lr]:.2f}x",
+                    f"{us['NRRLS direct'] / us['NRRLS']:.2f}x",
+                    f"{entry['cg_iterations_per_step']:.2f}" if entry["stale_share"] else "-",
+                    f"{entry['refactors_per_step']:.3f}" if entry["stale_share"] else "-",
                 ]
             )
-    headers = ["d", "model", "learn_one (us)", "vs LR", "predict+learn (us)", "vs LR"]
-    return table(headers, rows)
-
-
-def section_growth(dims, n, repeats):
-    rows, first = [], None
-    for d in dims:
-        stream, labels = make_stream(n, d)
-        learn = per_sample_us(NRRLS, stream, labels, False, repeats)
-        first = first or (d, learn)
-        ratio = learn / first[1]
-        rows.append(
-            [
-                d,
-                f"{learn:.2f}",
-                f"{ratio:.1f}x",
-                f"{(d / first[0]) ** 2:.0f}x",
-                f"{(d / first[0]) ** 3:.0f}x",
-            ]
+        parts.append(
+            f"## Predict + learn per step, {setting}\n\n"
+            + table(
+                [
+                    "d",
+                    "NRRLS (us)",
+                    "NRRLS direct (us)",
+                    "LogisticRegression (us)",
+                    "ALMA (us)",
+                    "PA (us)",
+                    "NRRLS / LR",
+                    "direct / NRRLS",
+                    "CG iterations / step",
+                    "refactors / step",
+                ],
+                rows,
+            )
         )
-    headers = ["d", "NRRLS learn_one (us)", "vs first d", "d^2 ratio", "d^3 ratio"]
-    return table(headers, rows)
+        sparse = data["sparse"]
+        rows = [
+            [
+                n_features,
+                f"{sparse[key]['NRRLS']:.1f}",
+                f"{sparse[key]['LogisticRegression']:.1f}",
+                f"{sparse[key]['NRRLS'] / sparse['200']['NRRLS']:.2f}x",
+            ]
+            for n_features, key in ((200, "200"), (5000, "5000"))
+        ]
+        parts.append(
+            f"## Sparse learn_one (one-hot, k = 20 non-zeros), {setting}\n\n"
+            + table(["D", "NRRLS learn_one (us)", "LR learn_one (us)", "NRRLS vs D = 200"], rows)
+            + f"\n\n{sparse['emerging_features']:,} emerging features, one new feature per "
+            f"sample (learn_one only): {sparse['emerging_seconds']:.2f} s."
+        )
+        rows = [
+            [
+                entry["classes"],
+                f"{entry['us']['NRRLS']:.1f}",
+                f"{entry['us']['OneVsRest(LogisticRegression)']:.1f}",
+            ]
+            for entry in data["classes"]
+        ]
+        parts.append(
+            f"## Many classes (d = 20, predict + learn), {setting}\n\n"
+            + table(["classes", "NRRLS (us)", "OneVsRest(LogisticRegression) (us)"], rows)
+        )
+        poly = data["polynomial"]
+        base = poly["us"]["PolynomialExtender(3) | StandardScaler | LogisticRegression"]
+        rows = [[name, f"{us:.1f}", f"{us / base:.2f}x"] for name, us in poly["us"].items()]
+        parts.append(
+            f"## PolynomialExtender(3) on {poly['dataset']} (d = {poly['d']}, "
+            f"{poly['timed_steps']} timed predict + learn steps after 1,500 warm-up samples), "
+            f"{setting}\n\n"
+            + table(["pipeline", "us / step", "vs LR pipeline"], rows)
+            + f"\n\nNRRLS: {poly['cg_iterations_per_step']:.2f} CG iterations per stale step, "
+            f"{poly['refactors_per_step']:.3f} refactorisations per step, "
+            f"{100 * poly['stale_share']:.0f} % of the steps on the stale factor."
+        )
+    return "\n\n".join(parts) + "\n"
 
 
-def section_classes(d, n, repeats):
-    rows = []
-    for n_classes in (2, 20):
-        stream, labels = make_stream(n, d, n_classes=n_classes)
-        learn = per_sample_us(NRRLS, stream, labels, False, repeats)
-        rows.append([n_classes, f"{learn:.2f}"])
-    two = float(rows[0][1])
-    for row in rows:
-        row.append(f"{float(row[1]) / two:.2f}x")
-    return table(["classes", "NRRLS learn_one (us)", "vs 2 classes"], rows)
+def plot(runs: dict, path: Path) -> None:
+    import matplotlib
 
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
-def section_learn_many(d, n, batch, repeats):
-    stream, labels = make_stream(n, d)
-    X = pd.DataFrame(stream)
-    y = pd.Series(labels)
-    batches = [(X.iloc[s : s + batch], y.iloc[s : s + batch]) for s in range(0, n, batch)]
-    rows = []
-    for name, make in (
-        ("NRRLS cholesky", NRRLS),
-        ("LogisticRegression (river)", linear_model.LogisticRegression),
-    ):
-
-        def run(make=make):
-            model = make()
-            for X_batch, y_batch in batches:
-                model.learn_many(X_batch, y_batch)
-
-        seconds = best_time(run, repeats)
-        rows.append([name, batch, f"{n / seconds:,.0f}"])
-    return table(["model", "batch size", "learn_many samples/s"], rows)
+    fig, axes = plt.subplots(1, len(runs), figsize=(6 * len(runs), 4.5), sharey=True)
+    for ax, (setting, data) in zip(axes, runs.items()):
+        dims = [entry["d"] for entry in data["width"]]
+        for name, style in (
+            ("NRRLS", "o-"),
+            ("NRRLS direct", "o--"),
+            ("LogisticRegression", "s-"),
+            ("ALMA", "^-"),
+            ("PA", "v-"),
+        ):
+            ax.plot(dims, [entry["us"][name] for entry in data["width"]], style, label=name)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("d (features)")
+        ax.set_title(setting)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("predict_one + learn_one (us / sample)")
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny streams, no results file")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    quick = args.quick
-    n, repeats = (300, 1) if quick else (4000, 5)
-    dims = (8, 22) if quick else (8, 22, 64, 128)
-    growth = (16, 32) if quick else (128, 256, 512)
-    sections = [
-        (
-            "Per-sample time against river's LogisticRegression",
-            section_dimensions(dims, n, repeats),
-        ),
-        (
-            "learn_one time as d grows (expect d^2)",
-            section_growth(growth, n // 4 if not quick else n, 3 if not quick else 1),
-        ),
-        ("learn_one cost and the number of classes (d = 22)", section_classes(22, n, repeats)),
-        (
-            "learn_many throughput (d = 22)",
-            section_learn_many(22, 20 * n if not quick else n, 1000, repeats),
-        ),
-    ]
+    if args.worker:
+        print("RESULT " + json.dumps(worker(args.quick)))
+        return 0
+    runs = {}
+    for setting, threads in (("one BLAS thread", "1"), ("default BLAS threading", None)):
+        env = {k: v for k, v in os.environ.items() if k not in _THREAD_VARIABLES}
+        if threads is not None:
+            env.update(dict.fromkeys(_THREAD_VARIABLES, threads))
+        command = [sys.executable, __file__, "--worker"] + (["--quick"] if args.quick else [])
+        output = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+        print(output.stdout.rsplit("RESULT ", 1)[0], end="", file=sys.stderr)
+        runs[setting] = json.loads(output.stdout.rsplit("RESULT ", 1)[1])
+    versions = next(iter(runs.values()))["versions"]
     header = (
-        f"# NR-RLS speed\n\nCommand: `python benchmarks/speed.py`. Python "
-        f"{platform.python_version()}, numpy {np.__version__}, river {river.__version__}, "
-        f"{platform.machine()}, {__import__('os').cpu_count()} cores. Best of {repeats} runs; "
-        "microseconds per sample; the models take turns within every repeat; ratios within "
-        "this run.\n"
+        "# NR-RLS speed\n\nCommand: `python benchmarks/speed.py` (about 10 minutes). Python "
+        f"{versions['python']}, numpy {versions['numpy']}, river {versions['river']}, "
+        f"{platform.machine()}, {os.cpu_count()} cores (shared with other jobs: ratios within "
+        f"a run are the figures to read). Best of {next(iter(runs.values()))['repeats']} "
+        "repeats, models taking turns; microseconds per sample. Every step is predict_one then "
+        "learn_one unless said otherwise; 10 % positives; models warmed up (untimed) on "
+        "max(1000, 2d) samples first. `NRRLS direct` is the same model forced onto one "
+        "Cholesky solve per step (the method before the stale-factor solver).\n\n"
+        "![us per sample against d](speed.png)\n\n"
     )
-    text = header + "".join(f"\n## {title}\n\n{body}\n" for title, body in sections)
+    text = header + report(runs)
     print(text)
-    if not quick:
+    if not args.quick:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(text)
-        print(f"written to {RESULTS}", file=sys.stderr)
+        (RESULTS.parent / "speed.json").write_text(json.dumps(runs, indent=1))
+        plot(runs, FIGURE)
+        print(f"written to {RESULTS} and {FIGURE}", file=sys.stderr)
     return 0
 
 

@@ -258,11 +258,26 @@ class FeatureIndex:
         self.position: dict[typing.Hashable, int] = {}
         self.features: list[typing.Hashable] = []
         self._cache: tuple | None = None
+        self._last: tuple | None = None  # (vector, its feature columns) of the last dense_one
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_cache"] = None
+        state["_last"] = None
         return state
+
+    def support(self, vector: np.ndarray) -> np.ndarray | None:
+        """The columns that may be non-zero in ``vector`` (the reserved ones first), when it is
+        the vector `dense_one` returned last; ``None`` otherwise. No O(size) scan: a sparse
+        sample's k columns come from its encoding."""
+        last = self._last
+        if last is None or last[0] is not vector:
+            return None
+        if last[2] is None:
+            last[2] = np.concatenate(
+                (np.arange(self.offset, dtype=np.intp), np.asarray(last[1], dtype=np.intp))
+            )
+        return last[2]
 
     def __len__(self) -> int:
         return len(self.features)
@@ -331,6 +346,7 @@ class FeatureIndex:
             # vector. The type check comes first: a complex or Decimal equal to a cached float
             # must still be rejected.
             if values == cache[1]:
+                self._last = [cache[3], cache[4], None]
                 return cache[3], []
             if _finite_sum(values):
                 vector = self._frozen_vector(self.size, cache[4], values)
@@ -349,6 +365,7 @@ class FeatureIndex:
         vector[: self.offset] = self.fill
         vector[columns] = values
         vector.flags.writeable = False
+        self._last = [vector, columns, None]
         return vector
 
     def encode_many(self, X: typing.Any, grow: bool = True) -> tuple[np.ndarray, list]:

@@ -10,7 +10,11 @@ prepended to every sample, so that
     scatter^c = sum_i m_i [1, x_i] [1, x_i]^T = [[n^c, s^c^T], [s^c, A^c]]
 
 and one symmetric rank-1 update (BLAS ``dsyr``) learns a sample. The scatters of all classes are
-stored as one Fortran-ordered ``(D, D, C)`` array, ``data[:, :, c]`` being class ``c``'s.
+stored as one Fortran-ordered ``(D, D, C)`` array, ``data[:, :, c]`` being class ``c``'s. That
+array is the leading block of a buffer whose capacity grows geometrically (by half), as river's
+``BayesianLinearRegression`` grows its dense index, so a stream in which features keep emerging
+does not reallocate D x D x C numbers at every new feature. A sample with k non-zero entries
+out of D updates only the k x k block of its class's scatter (O(k^2), not O(D^2)).
 
 The one-vs-rest system of class ``k`` (algorithms page, "Total error rate (TER)"; the NR-RLS
 paper's Appendix B), with
@@ -25,8 +29,11 @@ of them come from one matrix product, and learning costs O(d^2) whatever the num
 The constant column is the model's intercept when ``intercept=True``; otherwise the systems use
 the columns after it (``first = 1``) and the intercept is 0.
 
-Only the upper triangle of each scatter is kept up to date (``dsyr`` updates it in place);
-readers use LAPACK routines that read the upper triangle, or `symmetrize_upper`.
+Only the upper triangle of each scatter is kept up to date (``dsyr`` updates it in place, the
+sparse update writes both triangles of its block); readers use LAPACK routines that read the
+upper triangle, or `symmetrize_upper`. Which solver consumes the statistics is not this module's
+business: it gives M_k and r_k (``matrix``, ``right_hand_sides``), the solvers live in
+``_solver.py``.
 
 """
 
@@ -35,49 +42,19 @@ from __future__ import annotations
 import typing
 
 import numpy as np
-from scipy.linalg import blas, lapack
+from scipy.linalg import blas
 
-__all__ = ["ClassStatistics", "solve_spd", "symmetrize_upper"]
+__all__ = ["ClassStatistics", "symmetrize_upper"]
+
+# Below this width a BLAS rank-1 update of the whole scatter is cheaper than finding the
+# non-zeros and updating their block.
+_SPARSE_MIN_DIM = 64
 
 
 def symmetrize_upper(matrix: np.ndarray) -> np.ndarray:
     """The symmetric matrix whose upper triangle is that of ``matrix``."""
     upper = np.triu(matrix)
     return upper + np.triu(upper, 1).T
-
-
-def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.ndarray:
-    """Solve ``matrix @ w = rhs`` for a symmetric positive (semi-)definite ``matrix``.
-
-    Only the upper triangle of ``matrix`` is read. Cholesky (LAPACK ``potrf``/``potrs``) is the
-    normal path. If it fails from rounding (badly scaled columns, such as the high powers of a
-    polynomial model), the system is equilibrated, ``D M D (D^-1 w) = D r`` with
-    ``D = diag(M)^(-1/2)``, which leaves the solution unchanged and often restores a usable
-    condition number, and factorised again. Only if that fails too (a numerically singular
-    matrix, e.g. ``b = 0``) is the minimum-norm least-squares solution returned. ``ridge`` is a
-    lower bound of the smallest eigenvalue (the b of ``M = ... + b I``): when it is positive a
-    successful factorisation cannot give an overflowing solution, and that check is skipped.
-
-    """
-    factor, info = lapack.dpotrf(matrix, lower=0, clean=0)
-    if info == 0:
-        solution, info = lapack.dpotrs(factor, rhs, lower=0)
-        if info == 0 and (ridge > 1e-200 or np.isfinite(solution).all()):
-            return solution
-    return _solve_spd_fallback(symmetrize_upper(matrix), rhs)
-
-
-def _solve_spd_fallback(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    diagonal = np.diag(matrix).copy()
-    if np.all(diagonal > 0) and np.isfinite(diagonal).all():
-        scale = 1.0 / np.sqrt(diagonal)  # D = diag(M)^(-1/2)
-        scaled_rhs = rhs * (scale[:, None] if rhs.ndim == 2 else scale)
-        factor, info = lapack.dpotrf(matrix * np.outer(scale, scale), lower=0, clean=0)
-        if info == 0:
-            solution, info = lapack.dpotrs(factor, scaled_rhs, lower=0)
-            if info == 0 and np.isfinite(solution).all():
-                return solution * (scale[:, None] if rhs.ndim == 2 else scale)  # w = D z
-    return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
 
 
 class ClassStatistics:
@@ -97,11 +74,22 @@ class ClassStatistics:
         self.forgetting = forgetting
         self.labels: list[typing.Hashable] = []
         self.slot: dict[typing.Hashable, int] = {}
-        self.data = np.zeros((dim, dim, 0), order="F")
+        self._dim = dim
+        # (capacity, capacity, C), Fortran order; only the leading (dim, dim) block is in use and
+        # everything outside it is zero (a column is zero until its feature is seen).
+        self._buffer = np.zeros((dim, dim, 0), order="F")
+
+    @property
+    def data(self) -> np.ndarray:
+        """The ``(D, D, C)`` augmented scatters (a view of the buffer's leading block)."""
+        dim = self._dim
+        if self._buffer.shape[0] == dim:
+            return self._buffer
+        return self._buffer[:dim, :dim, :]
 
     @property
     def dim(self) -> int:
-        return self.data.shape[0]
+        return self._dim
 
     @property
     def n_classes(self) -> int:
@@ -110,7 +98,7 @@ class ClassStatistics:
     @property
     def counts(self) -> np.ndarray:
         """n^c of every class (a view)."""
-        return self.data[0, 0, :]
+        return self._buffer[0, 0, :]
 
     def scatter(self, c: int) -> np.ndarray:
         """Class ``c``'s augmented scatter (a view; upper triangle authoritative)."""
@@ -120,32 +108,64 @@ class ClassStatistics:
 
     def add_class(self, label: typing.Hashable) -> int:
         """Register a new class with empty statistics and return its slot."""
-        dim = self.dim
-        grown = np.zeros((dim, dim, self.n_classes + 1), order="F")
-        grown[:, :, : self.n_classes] = self.data
-        self.data = grown
+        capacity = self._buffer.shape[0]
+        grown = np.zeros((capacity, capacity, self.n_classes + 1), order="F")
+        grown[:, :, : self.n_classes] = self._buffer
+        self._buffer = grown
         self.slot[label] = self.n_classes
         self.labels.append(label)
         return self.slot[label]
 
     def grow(self, dim: int) -> None:
-        """Append zero rows/columns up to ``dim`` columns: exact, past samples had zeros there."""
-        old = self.dim
+        """Append zero rows/columns up to ``dim`` columns: exact, past samples had zeros there.
+
+        The buffer is reallocated only when ``dim`` exceeds its capacity, to at least 1.5 times
+        that capacity: n new features one at a time cost O(n^2 C) copies in all, not O(n^3 C).
+
+        """
+        old = self._dim
         if dim <= old:
             return
-        grown = np.zeros((dim, dim, self.n_classes), order="F")
-        grown[:old, :old, :] = self.data
-        self.data = grown
+        capacity = self._buffer.shape[0]
+        if dim > capacity:
+            capacity = dim if old <= 1 else max(dim, capacity + capacity // 2)
+            grown = np.zeros((capacity, capacity, self.n_classes), order="F")
+            grown[:old, :old, :] = self.data
+            self._buffer = grown
+        self._dim = dim
 
     # ---------------------------------------------------------------- learning
 
-    def update_one(self, c: int, vector: np.ndarray, weight: float = 1.0) -> None:
-        """Add one sample (``vector[0] == 1``, ``dim`` entries) of mass ``weight`` to slot ``c``."""
-        scatter = self.data[:, :, c]
+    def update_one(
+        self, c: int, vector: np.ndarray, weight: float = 1.0, support: np.ndarray | None = None
+    ) -> None:
+        """Add one sample (``vector[0] == 1``, ``dim`` entries) of mass ``weight`` to slot ``c``.
+
+        ``support`` (optional) lists the columns where ``vector`` may be non-zero (distinct);
+        without it the non-zeros are found by a scan.
+
+        """
+        buffer = self._buffer
+        scatter = buffer[:, :, c]
         if self.forgetting != 1.0:
             scatter *= self.forgetting  # n^c, s^c, A^c <- lambda (n^c, s^c, A^c)
-        # [n^c, s^c; s^c, A^c] += w [1, x][1, x]^T: n^c += w, s^c += w x, A^c += w x x^T (upper)
-        blas.dsyr(weight, vector, a=scatter, lower=0, overwrite_a=1)
+        dim = self._dim
+        if dim > _SPARSE_MIN_DIM:
+            touched = np.flatnonzero(vector) if support is None else support
+            if 4 * len(touched) <= dim:
+                # Only the k x k block moves: [1, x][1, x]^T is zero elsewhere. O(k^2): the
+                # block's entries are addressed in the flat (column-major) buffer.
+                capacity = buffer.shape[0]
+                values = vector[touched]
+                block = touched[:, None] + (touched * capacity + c * capacity * capacity)
+                flat = buffer.reshape(-1, order="F")
+                flat[block] += np.multiply.outer(weight * values, values)
+                return
+        if scatter.shape[0] == dim:
+            # [n^c, s^c; s^c, A^c] += w [1, x][1, x]^T: n^c += w, s^c += w x, A^c += w x x^T
+            blas.dsyr(weight, vector, a=scatter, lower=0, overwrite_a=1)
+        else:  # spare capacity: the block in use is not contiguous for BLAS
+            scatter[:dim, :dim] += np.multiply.outer(weight * vector, vector)
 
     def update_many(self, c: int, matrix: np.ndarray, weights: np.ndarray | None = None) -> None:
         """Add the rows of ``matrix`` (in stream order, column 0 all ones) to class slot ``c``.
@@ -159,17 +179,23 @@ class ClassStatistics:
             return
         scatter = self.data[:, :, c]
         if self.forgetting == 1.0:
-            if weights is None:
-                scatter += matrix.T @ matrix
-            else:
-                scatter += matrix.T @ (matrix * weights[:, None])  # sum_j w_j [1, x_j][1, x_j]^T
-            return
-        # Sample j of m gets mass w_j lambda^(m-1-j); the old statistics decay by lambda^m.
-        mass = self.forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
-        if weights is not None:
-            mass *= weights
-        scatter *= self.forgetting**n_rows
-        scatter += matrix.T @ (matrix * mass[:, None])
+            mass = weights
+        else:
+            # Sample j of m gets mass w_j lambda^(m-1-j); the old statistics decay by lambda^m.
+            mass = self.forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+            if weights is not None:
+                mass *= weights
+            scatter *= self.forgetting**n_rows
+        if self._dim > _SPARSE_MIN_DIM:
+            touched = np.flatnonzero(matrix.any(axis=0))
+            if 2 * len(touched) <= self._dim:
+                # The batch touches k columns: only their k x k block moves, O(m k^2).
+                matrix = matrix[:, touched]
+                weighted = matrix if mass is None else matrix * mass[:, None]
+                scatter[np.ix_(touched, touched)] += matrix.T @ weighted
+                return
+        weighted = matrix if mass is None else matrix * mass[:, None]
+        scatter += matrix.T @ weighted  # sum_j m_j [1, x_j][1, x_j]^T
 
     def merge(self, other: ClassStatistics, columns: np.ndarray) -> None:
         """Add ``other``'s statistics in place; ``columns[j]`` is where other's column j goes.
@@ -187,7 +213,7 @@ class ClassStatistics:
             target = self.data[:, :, self.slot[label]]
             target[block_index] += symmetrize_upper(other.data[:, :, source])
 
-    # ----------------------------------------------------------------- solving
+    # ------------------------------------------------------- systems (for _solver)
 
     def class_weights(self, reweight: bool) -> tuple[np.ndarray, np.ndarray]:
         """(w_k, w_rest) of every class's one-vs-rest system, as two arrays."""
@@ -204,13 +230,19 @@ class ClassStatistics:
         counts = self.counts
         if self.n_classes == 2:
             return counts[::-1].copy()
-        return (1.0 - np.eye(self.n_classes)) @ counts
+        # n^rest_k = (n^0 + ... + n^(k-1)) + (n^(k+1) + ...): two sums of positive masses, no
+        # cancellation (N - n^k could lose all the digits of a tiny rest), O(C) not O(C^2).
+        before = np.zeros_like(counts)
+        np.cumsum(counts[:-1], out=before[1:])  # n^0 + ... + n^(k-1)
+        after = np.zeros_like(counts)
+        np.cumsum(counts[:0:-1], out=after[-2::-1])  # n^(k+1) + ... + n^(C-1)
+        return before + after
 
     def systems_share_matrix(self, reweight: bool) -> bool:
         """True when every one-vs-rest system has the same M (two classes, or no reweighting)."""
         return self.n_classes <= 2 or not reweight
 
-    def _mixing(self, reweight: bool, tau: float, eta: float) -> tuple[np.ndarray, np.ndarray]:
+    def mixing(self, reweight: bool, tau: float, eta: float) -> tuple[np.ndarray, np.ndarray]:
         """Coefficients of M_k and r_k as combinations of the class statistics.
 
         ``matrix_mix[k, j]`` is w_k if j == k else w_rest (M_k = sum_j matrix_mix[k, j] A^j) and
@@ -226,77 +258,57 @@ class ClassStatistics:
 
     def assemble(self, k: int, reweight: bool, l2: float, first: int) -> np.ndarray:
         """M_k = w_k A^k + w_rest A^rest + b I over the columns ``first:`` (upper triangle)."""
-        matrix_mix, _ = self._mixing(reweight, 0.0, 1.0)
-        return self._matrix(matrix_mix[k], l2, first)
+        matrix_mix, _ = self.mixing(reweight, 0.0, 1.0)
+        return self.matrix(matrix_mix[k], l2, first)
 
-    def _matrix(self, mix: np.ndarray, l2: float, first: int) -> np.ndarray:
-        dim = self.dim
-        flat = self.data.reshape(dim * dim, self.n_classes, order="F")
+    def matrix(self, mix: np.ndarray, l2: float, first: int) -> np.ndarray:
+        """sum_j mix_j A^j + b I over the columns ``first:``, a new Fortran array (upper
+        triangle authoritative), from ONE matrix-vector product over the stacked scatters."""
+        dim = self._dim
+        capacity = self._buffer.shape[0]
+        flat = self._buffer.reshape(capacity * capacity, self.n_classes, order="F")
         matrix = flat @ mix  # sum_j mix_j A^j, column-major
-        if first == 0:
+        if first == 0 and capacity == dim:
             matrix[:: dim + 1] += l2  # + b I (l2 is the paper's b)
             return matrix.reshape(dim, dim, order="F")
-        matrix = np.asfortranarray(matrix.reshape(dim, dim, order="F")[first:, first:])
+        matrix = matrix.reshape(capacity, capacity, order="F")[first:dim, first:dim]
+        matrix = np.asfortranarray(matrix)
         matrix.ravel(order="F")[:: dim - first + 1] += l2  # + b I (l2 is the paper's b)
         return matrix
 
+    def system(self, mix: np.ndarray, l2: float, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """M = sum_j mix[0, j] A^j + b I and the right-hand sides R[:, q] = sum_j mix[1 + q, j]
+        s^j (over the columns ``first:``), both from ONE product with the stacked scatters.
+
+        The augmented scatter's row 0 is [n^c, s^c], so the combination of the scatters with
+        the coefficients ``mix[1 + q]`` holds r_q in its row 0: one matrix product gives M and
+        every r (the wasted entries cost less than a second call at the small d where it
+        matters). M is a new Fortran array (upper triangle authoritative); R may be a view.
+
+        """
+        dim = self._dim
+        capacity = self._buffer.shape[0]
+        flat = self._buffer.reshape(capacity * capacity, self.n_classes, order="F")
+        if dim > _SPARSE_MIN_DIM:  # wide: the d^2 wasted entries would cost a pass; use s^j
+            combined = (flat @ mix[0])[None, :]  # M, column-major
+            rhs = self._buffer[0, first:dim, :] @ mix[1:].T  # R[:, q] = sum_j mix[1+q, j] s^j
+        else:
+            combined = mix @ flat.T  # row 0: M column-major; row 1 + q: sum_j mix[1+q, j] A^j
+            rhs = combined[1:, first * capacity : dim * capacity : capacity].T  # row 0 of each
+        if first == 0 and capacity == dim:
+            combined[0, :: dim + 1] += l2  # + b I (l2 is the paper's b)
+            return combined[0].reshape(dim, dim, order="F"), rhs
+        matrix = np.asfortranarray(
+            combined[0].reshape(capacity, capacity, order="F")[first:dim, first:dim]
+        )
+        matrix.ravel(order="F")[:: dim - first + 1] += l2  # + b I (l2 is the paper's b)
+        return matrix, rhs
+
+    def sums(self, first: int) -> np.ndarray:
+        """s^c of every class, one column per class (n^c on top when ``first == 0``)."""
+        return self._buffer[0, first : self._dim, :]
+
     def right_hand_sides(self, reweight: bool, tau: float, eta: float, first: int) -> np.ndarray:
         """r_k = (tau + eta) w_k s^k + (tau - eta) w_rest s^rest, one row per class."""
-        _, rhs_mix = self._mixing(reweight, tau, eta)
-        sums = self.data[0, first:, :]  # s^c (with n^c in front when first == 0)
-        return rhs_mix @ sums.T
-
-    def solve(self, l2: float, tau: float, eta: float, reweight: bool, first: int) -> np.ndarray:
-        """Weights of every one-vs-rest system, one row per class, ``dim`` columns.
-
-        Columns before ``first`` (the constant when there is no intercept) get weight 0.
-
-        """
-        n_classes = self.n_classes
-        if n_classes == 0 or self.dim == first:
-            return np.zeros((n_classes, self.dim))
-        if n_classes == 2:
-            return self._solve_two(l2, tau, eta, reweight, first)
-        matrix_mix, rhs_mix = self._mixing(reweight, tau, eta)
-        sums = self.data[0, first:, :]  # s^c, one column per class (n^c first when first == 0)
-        rhs = sums @ rhs_mix.T  # r_k = sum_j rhs_mix[k, j] s^j, one column per class
-        if self.systems_share_matrix(reweight):
-            # Two classes (or no reweighting): one matrix, one factorisation, every class's r.
-            matrix = self._matrix(matrix_mix[0], l2, first)
-            weights = solve_spd(matrix, rhs, ridge=l2).T
-        else:
-            weights = np.empty((n_classes, self.dim - first))
-            for k in range(n_classes):
-                matrix = self._matrix(matrix_mix[k], l2, first)
-                weights[k] = solve_spd(matrix, rhs[:, k], ridge=l2)
-        return self._full_width(weights, first)
-
-    def _full_width(self, weights: np.ndarray, first: int) -> np.ndarray:
-        """Rows of ``dim`` weights: the columns before ``first`` (the constant) get weight 0."""
-        if first == 0:
-            return weights
-        solution = np.zeros((len(weights), self.dim))
-        solution[:, first:] = weights
-        return solution
-
-    def _solve_two(self, l2: float, tau: float, eta: float, reweight: bool, first: int):
-        """The two-class case of `solve` with the weights in Python scalars: the same
-        result as the general path, with fewer numpy calls on the prediction hot path.
-
-        Both one-vs-rest systems share M = w_0 A^0 + w_1 A^1 + b I; the right-hand sides are
-        r_0 = (tau + eta) w_0 s^0 + (tau - eta) w_1 s^1 and r_1 the same with the roles swapped.
-
-        """
-        n_0, n_1 = self.data[0, 0, :].tolist()
-        if reweight:
-            w_0 = 1.0 / n_0 if n_0 > 0 else 0.0  # 1/n^0
-            w_1 = 1.0 / n_1 if n_1 > 0 else 0.0  # 1/n^1
-        else:
-            w_0, w_1 = float(n_0 > 0), float(n_1 > 0)  # as class_weights: an empty side gets 0
-        matrix = self._matrix(np.array((w_0, w_1)), l2, first)  # M = w_0 A^0 + w_1 A^1 + b I
-        target_pos, target_rest = tau + eta, tau - eta
-        mix = np.array(
-            ((target_pos * w_0, target_rest * w_0), (target_rest * w_1, target_pos * w_1))
-        )
-        rhs = self.data[0, first:, :] @ mix  # column k: r_k
-        return self._full_width(solve_spd(matrix, rhs, ridge=l2).T, first)
+        _, rhs_mix = self.mixing(reweight, tau, eta)
+        return rhs_mix @ self.sums(first).T

@@ -11,6 +11,7 @@ from river import base
 
 from ._checks import as_label, check_bool, check_real, factorize_labels, sample_weights
 from ._index import FeatureIndex, as_frame, as_series, native_frame, native_series, validate_one
+from ._solver import ONE_THREAD_MIN_DIM, SystemSolver
 from ._stats import ClassStatistics
 from ._woodbury import RecursiveInverse
 
@@ -174,6 +175,14 @@ class NRRLS(base.MiniBatchClassifier):
             if self.solver == "woodbury"
             else None
         )
+        # How weights come from the statistics: direct Cholesky or stale factor (_solver.py).
+        self._solver = (
+            SystemSolver(
+                self._l2, self._tau, self._eta, bool(self.reweight), self._first, self._forgetting
+            )
+            if self._recursion is None
+            else None
+        )
         self._solution: np.ndarray | None = None  # cached weights, one row per class
 
     @classmethod
@@ -209,7 +218,14 @@ class NRRLS(base.MiniBatchClassifier):
     def _learn_dense(self, slot: int, vector: np.ndarray, weight: float = 1.0) -> None:
         if self._recursion is not None:
             self._recursion.learn(self._stats, slot, vector, weight)
-        self._stats.update_one(slot, vector, weight)
+            self._stats.update_one(slot, vector, weight)
+            return
+        self._solver.observe(slot, vector, weight)
+        if len(vector) < ONE_THREAD_MIN_DIM:  # narrow: a dense rank-1 update, nothing to set up
+            self._stats.update_one(slot, vector, weight)
+            return
+        with self._solver.blas_threads(len(vector)):  # one BLAS thread for a wide update
+            self._stats.update_one(slot, vector, weight, self._index.support(vector))
 
     def _weight_matrix(self) -> np.ndarray:
         """Weights of every class (rows), solved only when the statistics changed."""
@@ -217,9 +233,7 @@ class NRRLS(base.MiniBatchClassifier):
             if self._recursion is not None:
                 self._solution = self._recursion.solve(self._stats, self._tau, self._eta)
             else:
-                self._solution = self._stats.solve(
-                    self._l2, self._tau, self._eta, bool(self.reweight), self._first
-                )
+                self._solution = self._solver.solve(self._stats)
         return self._solution
 
     # ---------------------------------------------------------------- learning
@@ -270,6 +284,7 @@ class NRRLS(base.MiniBatchClassifier):
             for code, row, weight in zip(codes, matrix, row_weights.tolist()):
                 self._learn_dense(self._slot(uniques[code]), row, weight)
         else:
+            self._solver.invalidate()
             # Labels in order of first appearance, as the learn_one loop would register them.
             for code, label in enumerate(uniques):
                 rows = codes == code
@@ -290,6 +305,8 @@ class NRRLS(base.MiniBatchClassifier):
         self._stats = ClassStatistics(dim=self._index.size, forgetting=self._forgetting)
         if self._recursion is not None:
             self._recursion.inverses = []
+        else:
+            self._solver.invalidate()
         self._solution = None
         return self
 
@@ -320,6 +337,8 @@ class NRRLS(base.MiniBatchClassifier):
         self._stats.merge(other._stats, columns)
         if self._recursion is not None:
             self._recursion.rebuild(self._stats)
+        else:
+            self._solver.invalidate()
         self._solution = None
         return self
 

@@ -24,7 +24,7 @@ from reference import (
     softmax,
 )
 
-import river_nrrls._stats
+import river_nrrls._solver
 from river_nrrls import NRRLS, datasets
 
 RTOL = 1e-9  # Cholesky solver against the batch reference
@@ -752,13 +752,13 @@ def test_merging_with_forgetting_or_different_parameters_raises():
 
 def test_solves_happen_only_when_a_prediction_needs_new_weights(monkeypatch):
     calls = []
-    original = river_nrrls._stats.solve_spd
+    original = river_nrrls._solver.SystemSolver.solve
 
     def counting(*args, **kwargs):
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(river_nrrls._stats, "solve_spd", counting)
+    monkeypatch.setattr(river_nrrls._solver.SystemSolver, "solve", counting)
     for classes in (("u", "v"), ("u", "v", "w", "z")):
         calls.clear()
         model, rows, labels = _trained(n=40, classes=classes)

@@ -1,0 +1,483 @@
+"""How NR-RLS turns its statistics into weights: direct Cholesky, or a stale factor + CG.
+
+`ClassStatistics` (``_stats.py``) gives, for every one-vs-rest system k,
+
+    M_k = w_k A^k + w_rest A^rest + b I,     r_k = (tau + eta) w_k s^k + (tau - eta) w_rest s^rest
+
+(w_k = 1/n^k, w_rest = 1/n^rest with TER reweighting). A prediction needs w_k = M_k^-1 r_k for
+the current statistics. `SystemSolver` chooses, at every solve, one of three exact ways:
+
+Direct (small d, and whenever the others cannot be used)
+    One Cholesky factorisation and solve (LAPACK ``dposv``) per distinct matrix: Theta(d^3 / 3).
+    Two classes share M, and with tau = 0 their right-hand sides are opposite (r_1 = -r_0), so a
+    single right-hand side is solved and w_1 = -w_0 (exactly: negation commutes with the solve).
+
+Batched direct (many classes with reweighting)
+    Every M_k is different, and every one changes with every sample (n^rest_k moves whichever
+    class arrives), so nothing can be reused between prediction steps. The C systems are
+    assembled as M_k = (w_k - w_rest_k) A^k + w_rest_k T + b I (T = sum_j A^j, the total
+    scatter) in one vectorised pass and solved in ONE batched LAPACK call: C d^3 / 3 flops but
+    one Python round trip instead of C.
+
+Stale factor (wide models whose classes share M: two classes, or no reweighting)
+    M changes by a full-rank term at every step (the 1/n rescaling of a class), so there is no
+    exact rank-1 update of its inverse; but the change since an older M(t0) is small. With
+    P = M(t0) + U F U^T, U = [x_1 ... x_m] the samples learnt since t0 (after the first column
+    the systems use) and F = diag(f_i) their frozen weights f_i = (sample weight) x (class
+    weight w_c when the sample entered the block), P is close to M(t):
+
+        M(t) - P = sum_c (w_c(t) lambda_c - w_c(t0)) A^c(t0) + sum_i (current - frozen) x_i x_i^T
+
+    (lambda_c the forgetting's decay of class c's t0 part since t0, 1 without forgetting), a
+    relative change of at most ``drift = max_c |1 - w_c(t) lambda_c / w_c(t0)|``. P is applied
+    exactly through the Woodbury identity, from M(t0)^-1 (explicit, from its Cholesky factor:
+    one symmetric product per use streams better than two triangular solves):
+
+        P^-1 v = y - Z C^-1 (U^T y),   y = M(t0)^-1 v,   Z = M(t0)^-1 U,   C = F^-1 + U^T Z
+
+    Z and the Cholesky factor of the capacitance C grow by one column per sample (append-only,
+    O(d^2 + d m) each). P^-1 is the preconditioner of conjugate gradients on M(t) w = r,
+    warm-started from the previous step's weights: its eigenvalues are in
+    [1 - drift, 1 + drift], so every iteration contracts the residual by about drift / 2. An
+    iteration costs one product with M(t) and one with P^-1: O(d^2 + d m). The preconditioned
+    residual z = P^-1 (r - M w) estimates the error (||w - w*|| <= ||z|| / (1 - drift)); CG
+    stops when ||z|| <= 1e-9 ||w|| and adds z (a free Richardson step, which leaves an error of
+    about drift ||z||, ~1e-11), or when the residual is as small as a backward-stable direct
+    solve leaves it (1e-15 max(diag M) ||w||). The factor is refreshed (a direct solve of the
+    current M, which becomes the new M(t0)) when the block is full (max(48, d / 8) samples),
+    when drift > ``MAX_DRIFT``, when CG needed more than ``MAX_ITERATIONS`` iterations or an
+    iteration contracted the residual by less than ``MIN_CONTRACTION`` (the next solve
+    refactors), when a class appears or a class that was empty at t0 is not empty any more, when
+    the width changes, and after anything the block cannot follow (``learn_many``, merging,
+    ``reset``). If CG does not converge in ``MAX_ITERATIONS`` the step is solved directly: every
+    answer is as exact as the direct one.
+
+    Forgetting needs nothing special: the decayed old part only changes the drift, which the
+    solver tracks per class (lambda_c above); a strong forgetting refactors more often.
+
+The choice is automatic: stale factor when the shared system has at least ``STALE_MIN_DIM``
+columns, direct otherwise.
+
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import glob
+import math
+import os
+
+import numpy as np
+import scipy
+from scipy.linalg import blas, lapack
+
+from ._stats import ClassStatistics, symmetrize_upper
+
+__all__ = ["SystemSolver", "solve_spd"]
+
+STALE_MIN_DIM = 150  # below it the direct path is faster (benchmarks/speed.py)
+BLOCK_CAPACITY = 48  # samples in the Woodbury block before refactoring (at least; d / 8 when
+# wider: a refactorisation costs ~d^3 flops, a block column 4 d per preconditioner use)
+MAX_DRIFT = 0.05  # relative change of the class weights since t0 before refactoring
+MAX_ITERATIONS = 8  # CG iterations before giving up on the stale factor
+MIN_CONTRACTION = 0.3  # an iteration whose residual ratio exceeds this triggers a refactor
+TOLERANCE = 1e-9  # ||P^-1 (r - M w)|| <= this ||w||: the relative error estimate
+BACKWARD_TOLERANCE = 1e-15  # ... or ||r - M w|| <= this max(diag M) ||w|| (a direct solve's)
+
+
+def _openblas_thread_setters() -> list:
+    """``openblas_set_num_threads_local`` of the OpenBLAS builds that numpy and scipy bundle.
+
+    A prediction step works on one small matrix; with the default threading OpenBLAS wakes
+    its threads for it, which costs more than it saves (and much more on a busy machine). The
+    ``_local`` setter (OpenBLAS >= 0.3.27) changes the calling thread only, so the solver can
+    run single-threaded and restore the caller's setting. With any other BLAS (MKL,
+    Accelerate, a system OpenBLAS) nothing is found and nothing changes.
+
+    """
+    setters = []
+    for module in (np, scipy):
+        folder = os.path.join(os.path.dirname(os.path.dirname(module.__file__)), module.__name__)
+        for path in glob.glob(folder + ".libs/*openblas*"):
+            try:
+                setter = ctypes.CDLL(path).openblas_set_num_threads_local
+            except (OSError, AttributeError):
+                continue
+            setter.argtypes, setter.restype = [ctypes.c_int], ctypes.c_int
+            setters.append(setter)
+    return setters
+
+
+_THREAD_SETTERS = _openblas_thread_setters()
+ONE_THREAD_MIN_DIM = 64  # below it the setter calls (~1-3 us) cost more than threads do
+
+
+class _OneThread:
+    """Context: the solver's BLAS calls on one thread, the caller's setting restored after."""
+
+    def __enter__(self):
+        self.previous = [setter(1) for setter in _THREAD_SETTERS]
+
+    def __exit__(self, *exc):
+        for setter, previous in zip(_THREAD_SETTERS, self.previous):
+            setter(previous)
+
+
+_SIGNS = np.array(((1.0,), (-1.0,)))  # w_0 and w_1 = -w_0 from one solve
+
+
+def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.ndarray:
+    """Solve ``matrix @ w = rhs`` for a symmetric positive (semi-)definite ``matrix``.
+
+    Only the upper triangle of ``matrix`` is read. Cholesky (LAPACK ``posv``: factorisation and
+    solve in one call) is the normal path. If it fails from rounding (badly scaled columns, such
+    as the high powers of a polynomial model), the system is equilibrated,
+    ``D M D (D^-1 w) = D r`` with ``D = diag(M)^(-1/2)``, which leaves the solution unchanged and
+    often restores a usable condition number, and factorised again. Only if that fails too (a
+    numerically singular matrix, e.g. ``b = 0``) is the minimum-norm least-squares solution
+    returned. ``ridge`` is a lower bound of the smallest eigenvalue (the b of
+    ``M = ... + b I``): when it is positive a successful factorisation cannot give an
+    overflowing solution, and that check is skipped.
+
+    """
+    if rhs.ndim == 1:
+        return solve_spd(matrix, rhs[:, None], ridge)[:, 0]
+    _, solution, info = lapack.dposv(matrix, rhs, lower=0)  # reads and keeps the upper triangle
+    if info == 0 and (ridge > 1e-200 or np.isfinite(solution).all()):
+        return solution
+    return _solve_spd_fallback(symmetrize_upper(matrix), rhs)
+
+
+def _solve_spd_fallback(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    diagonal = np.diag(matrix).copy()
+    if np.all(diagonal > 0) and np.isfinite(diagonal).all():
+        scale = 1.0 / np.sqrt(diagonal)  # D = diag(M)^(-1/2)
+        scaled_rhs = rhs * (scale[:, None] if rhs.ndim == 2 else scale)
+        factor, info = lapack.dpotrf(matrix * np.outer(scale, scale), lower=0, clean=0)
+        if info == 0:
+            solution, info = lapack.dpotrs(factor, scaled_rhs, lower=0)
+            if info == 0 and np.isfinite(solution).all():
+                return solution * (scale[:, None] if rhs.ndim == 2 else scale)  # w = D z
+    return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
+
+
+class _StaleFactor:
+    """M(t0)'s Cholesky factor and the append-only Woodbury block of the samples since t0."""
+
+    def __init__(self, inverse: np.ndarray, coefficients: np.ndarray):
+        width = len(inverse)
+        self.capacity = capacity = max(BLOCK_CAPACITY, width // 8)
+        self.inverse = inverse  # M(t0)^-1 (upper triangle), from its Cholesky factor
+        self.coefficients = coefficients.copy()  # w_c(t0)
+        self.decay = np.ones(len(coefficients))  # lambda_c: decay of class c's t0 part
+        self.vectors = np.empty((width, capacity), order="F")  # U
+        self.solved = np.empty((width, capacity), order="F")  # Z = M(t0)^-1 U
+        self.capacitance = np.zeros((capacity, capacity), order="F")  # lower chol(C)
+        self.size = 0  # m
+        self.refactor = False  # set when CG struggled: refactor at the next solve
+        self.last_iterations = 0
+
+    def base_solve(self, vector: np.ndarray) -> np.ndarray:
+        """M(t0)^-1 v: one symmetric product with the explicit inverse (``dsymv``), about half
+        the time of the two triangular solves with the factor, which cannot stream as well; an
+        inexact inverse only makes the preconditioner a little less good, never the answer."""
+        return blas.dsymv(1.0, self.inverse, vector, lower=0)
+
+    def append(self, vector: np.ndarray, frozen: float) -> bool:
+        """Add f x x^T to P; False when the capacitance lost positive definiteness (rounding)."""
+        m = self.size
+        solved = self.base_solve(vector)  # z = M(t0)^-1 x
+        cross = self.vectors[:, :m].T @ solved  # U^T z: the new column of C = F^-1 + U^T Z
+        diagonal = 1.0 / frozen + vector @ solved  # 1/f + x^T M(t0)^-1 x
+        if m:
+            row = blas.dtrsv(self.capacitance[:m, :m], cross, lower=1)  # L l = U^T z
+            diagonal -= row @ row
+            self.capacitance[m, :m] = row
+        if not diagonal > 0.0:
+            return False
+        self.capacitance[m, m] = math.sqrt(diagonal)  # C = L L^T, one more row
+        self.vectors[:, m] = vector
+        self.solved[:, m] = solved
+        self.size = m + 1
+        return True
+
+    def apply(self, vector: np.ndarray) -> np.ndarray:
+        """P^-1 v = y - Z C^-1 (U^T y), y = M(t0)^-1 v."""
+        solved = self.base_solve(vector)
+        m = self.size
+        if m:
+            lower = self.capacitance[:m, :m]
+            half = blas.dtrsv(lower, self.vectors[:, :m].T @ solved, lower=1)
+            coefficients = blas.dtrsv(lower, half, lower=1, trans=1, overwrite_x=1)
+            solved -= self.solved[:, :m] @ coefficients
+        return solved
+
+
+class SystemSolver:
+    """Weights of every one-vs-rest system from the statistics, by the cheapest exact path.
+
+    Parameters
+    ----------
+    l2, tau, eta, reweight, first, forgetting
+        As in `NRRLS` (``first`` is 1 when there is no intercept: the constant column is left
+        out of the systems).
+
+    ``observe`` must be told every sample that ``learn_one`` adds to the statistics, and
+    ``invalidate`` every other change (learn_many, merge, reset), so that the stale factor's
+    block stays a faithful picture of what was learnt since t0. ``stale_min_dim`` is the width
+    from which the stale-factor path is used (the benchmark sets it out of reach to time the
+    direct path).
+
+    """
+
+    def __init__(
+        self, l2: float, tau: float, eta: float, reweight: bool, first: int, forgetting: float
+    ):
+        self.forgetting = forgetting
+        self.l2 = l2
+        self.tau = tau
+        self.eta = eta
+        self.reweight = reweight
+        self.first = first
+        self.stale_min_dim = STALE_MIN_DIM
+        self.stale: _StaleFactor | None = None
+        self.pending: list[tuple[int, np.ndarray, float]] = []
+        self.previous: np.ndarray | None = None  # last weights of the shared system (columns)
+        self.counters = {"direct": 0, "refactor": 0, "iterations": 0, "stale": 0}
+
+    # ------------------------------------------------------------- notifications
+
+    def observe(self, slot: int, vector: np.ndarray, weight: float) -> None:
+        """A sample of class ``slot`` and mass ``weight`` was added to the statistics."""
+        if self.stale is not None:
+            self.pending.append((slot, vector, weight))
+
+    def invalidate(self) -> None:
+        """The statistics changed in a way the block cannot follow: refactor at the next solve."""
+        self.stale = None
+        self.pending = []
+
+    # ------------------------------------------------------------------- solving
+
+    def solve(self, stats: ClassStatistics) -> np.ndarray:
+        """Weights of every class, one row each, ``stats.dim`` columns (0 before ``first``).
+
+        From ``ONE_THREAD_MIN_DIM`` columns on, BLAS runs on one thread meanwhile (see
+        `_openblas_thread_setters`).
+
+        """
+        if stats.dim < ONE_THREAD_MIN_DIM:
+            return self._solve(stats)
+        with self.blas_threads(stats.dim):
+            return self._solve(stats)
+
+    @staticmethod
+    def blas_threads(dim: int):
+        """A context running BLAS on one thread when ``dim`` >= ``ONE_THREAD_MIN_DIM``."""
+        if not _THREAD_SETTERS or dim < ONE_THREAD_MIN_DIM:
+            return contextlib.nullcontext()
+        return _OneThread()
+
+    def _solve(self, stats: ClassStatistics) -> np.ndarray:
+        n_classes, first = stats.n_classes, self.first
+        if n_classes == 0 or stats.dim == first:
+            self.invalidate()
+            return np.zeros((n_classes, stats.dim))
+        if not stats.systems_share_matrix(self.reweight):
+            self.invalidate()
+            return self._full_width(self._solve_each(stats), stats.dim)
+        opposite = False  # r_1 = -r_0: one right-hand side for two classes
+        if n_classes == 2:
+            # Python scalars: the two-class hot path avoids most numpy calls.
+            n_0, n_1 = stats.counts.tolist()
+            if self.reweight:
+                w_0 = 1.0 / n_0 if n_0 > 0 else 0.0  # 1/n^0
+                w_1 = 1.0 / n_1 if n_1 > 0 else 0.0  # 1/n^1
+            else:
+                w_0, w_1 = float(n_0 > 0), float(n_1 > 0)  # an empty side gets 0
+            target_pos, target_rest = self.tau + self.eta, self.tau - self.eta
+            opposite = self.tau == 0.0
+            # row 0: M = w_0 A^0 + w_1 A^1 + b I; row 1: r_0; row 2: r_1
+            if opposite:
+                # r_1 = -r_0: one right-hand side, r_0 = eta (w_0 s^0 - w_1 s^1)
+                mix = np.array(((w_0, w_1), (target_pos * w_0, target_rest * w_1)))
+            else:
+                mix = np.array(
+                    (
+                        (w_0, w_1),
+                        (target_pos * w_0, target_rest * w_1),
+                        (target_rest * w_0, target_pos * w_1),
+                    )
+                )
+        else:
+            matrix_mix, rhs_mix = stats.mixing(self.reweight, self.tau, self.eta)
+            mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
+        matrix, rhs = stats.system(mix, self.l2, first)
+        if stats.dim - first >= self.stale_min_dim:
+            weights = self._solve_stale(matrix, stats.dim, mix[0], rhs)
+        else:
+            if self.stale is not None:
+                self.invalidate()
+            self.counters["direct"] += 1
+            # M is ours (freshly assembled): factorise it in place.
+            _, weights, info = lapack.dposv(matrix, rhs, lower=0, overwrite_a=1)
+            if info != 0 or (self.l2 <= 1e-200 and not np.isfinite(weights).all()):
+                weights = solve_spd(*stats.system(mix, self.l2, first), self.l2)  # fallbacks
+        if opposite and not first:  # tau = 0, two classes: w_1 = -w_0 (exact)
+            return weights.T * _SIGNS
+        if opposite:
+            weights = weights * _SIGNS.T
+        return self._full_width(weights.T, stats.dim)
+
+    def _full_width(self, weights: np.ndarray, dim: int) -> np.ndarray:
+        """Rows of ``dim`` weights: the columns before ``first`` (the constant) get weight 0."""
+        if self.first == 0:
+            return weights
+        solution = np.zeros((len(weights), dim))
+        solution[:, self.first :] = weights
+        return solution
+
+    def _solve_each(self, stats: ClassStatistics) -> np.ndarray:
+        """Every class's own M_k (reweighted multiclass), all in one batched LAPACK call."""
+        first, dim = self.first, stats.dim
+        pos, rest = stats.class_weights(True)
+        scatters = np.moveaxis(stats.data[first:, first:, :], 2, 0)  # (C, d, d), upper valid
+        upper = np.triu(scatters)
+        scatters = upper + np.swapaxes(np.triu(upper, 1), 1, 2)  # symmetric
+        total = scatters.sum(axis=0)  # T = sum_j A^j
+        # M_k = w_k A^k + w_rest (T - A^k) + b I = (w_k - w_rest) A^k + w_rest T + b I
+        matrices = scatters * (pos - rest)[:, None, None]
+        matrices += rest[:, None, None] * total
+        diagonal = np.arange(dim - first)
+        matrices[:, diagonal, diagonal] += self.l2
+        # r_k = (tau + eta) w_k s^k + (tau - eta) w_rest (S - s^k), S = sum_j s^j: O(C d)
+        sums = stats.sums(first).T  # row k: s^k
+        target_pos, target_rest = self.tau + self.eta, self.tau - self.eta
+        rhs = sums * (target_pos * pos - target_rest * rest)[:, None]
+        rhs += (target_rest * rest)[:, None] * sums.sum(axis=0)
+        self.counters["direct"] += 1
+        if self.l2 > 0.0:
+            try:
+                weights = np.linalg.solve(matrices, rhs[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:
+                pass
+            else:
+                if np.isfinite(weights).all():
+                    return weights
+        # Singular or overflowing: one system at a time, with solve_spd's fallbacks.
+        return np.array([solve_spd(matrix, r, self.l2) for matrix, r in zip(matrices, rhs)])
+
+    # ----------------------------------------------------------------- stale factor
+
+    def _refactor(self, matrix, coefficients: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        """Direct solve of the current M, whose factor becomes the new M(t0)."""
+        self.counters["refactor"] += 1
+        self.stale, self.pending = None, []
+        factor, info = lapack.dpotrf(matrix, lower=0, clean=1)
+        weights = inverse = None
+        if info == 0 and (coefficients > 0).all():
+            weights, info = lapack.dpotrs(factor, rhs, lower=0)
+            if info == 0:
+                inverse, info = lapack.dpotri(factor, lower=0, overwrite_c=1)  # M(t0)^-1
+        if inverse is None or info != 0 or not np.isfinite(weights).all():
+            # Not positive definite in floating point, or an empty class: the direct path.
+            self.previous = None
+            return solve_spd(matrix, rhs, self.l2)
+        self.stale = _StaleFactor(inverse, coefficients)
+        self.previous = weights
+        return weights
+
+    def _usable(self, stale: _StaleFactor, dim: int, coefficients: np.ndarray) -> bool:
+        """Bring the block up to date; False when the factor must be refreshed."""
+        if (
+            stale.refactor
+            or len(stale.inverse) != dim - self.first
+            or len(stale.coefficients) != len(coefficients)
+        ):
+            return False
+        pending, first = self.pending, self.first
+        if stale.size + len(pending) > stale.capacity:
+            return False
+        if self.forgetting != 1.0:
+            for slot, _, _ in pending:
+                stale.decay[slot] *= self.forgetting  # the t0 part of class slot decays
+        # drift = max_c |1 - w_c(t) lambda_c / w_c(t0)|
+        if np.abs(1.0 - coefficients * stale.decay / stale.coefficients).max() > MAX_DRIFT:
+            return False
+        self.pending = []
+        for slot, vector, weight in pending:
+            if len(vector) != dim:
+                return False
+            # frozen weight f = the sample's mass times its class's weight now
+            if not stale.append(np.ascontiguousarray(vector[first:]), weight * coefficients[slot]):
+                return False
+        return True
+
+    def _solve_stale(self, matrix, dim: int, coefficients: np.ndarray, rhs: np.ndarray):
+        stale = self.stale
+        previous = self.previous
+        if (
+            stale is None
+            or previous is None
+            or previous.shape != rhs.shape
+            or not self._usable(stale, dim, coefficients)
+        ):
+            return self._refactor(matrix, coefficients, rhs)
+        scale = BACKWARD_TOLERANCE * matrix.ravel(order="F")[:: len(matrix) + 1].max()
+        weights = np.empty_like(rhs)
+        for j in range(rhs.shape[1]):
+            solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale, scale)
+            if solution is None:
+                return self._refactor(matrix, coefficients, rhs)
+            weights[:, j] = solution
+        self.counters["stale"] += 1
+        self.counters["iterations"] += stale.last_iterations
+        self.previous = weights
+        return weights
+
+
+def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float):
+    """Preconditioned CG on M w = r from ``weights``; None if it does not converge in time.
+
+    The preconditioned residual z = P^-1 (r - M w) is the error estimate: P^-1 M = I + E with
+    ||E|| <= drift, so ||w - w*|| <= ||z|| / (1 - drift). CG stops when ||z|| <= ``tolerance``
+    ||w|| (adding z then, a free Richardson step, leaves an error of about drift ||z||), or when
+    the residual is as small as a backward-stable direct solve leaves it (``floor`` ||w||).
+    Sets ``stale.refactor`` when the preconditioner has become poor (slow contraction) and
+    ``stale.last_iterations``.
+
+    """
+    residual = rhs - blas.dsymv(1.0, matrix, weights, lower=0)  # res = r - M w
+    norm = math.sqrt(residual @ residual)
+    stale.last_iterations = 0
+    size = math.sqrt(weights @ weights)
+    if norm <= floor * size:
+        return weights
+    preconditioned = stale.apply(residual)  # z = P^-1 res
+    direction = preconditioned.copy()  # p = z
+    product = residual @ preconditioned  # res . z
+    for iteration in range(1, MAX_ITERATIONS + 1):
+        if math.sqrt(preconditioned @ preconditioned) <= TOLERANCE * size:
+            weights += preconditioned  # w + P^-1 res: the error drops to ~ drift ||z||
+            stale.last_iterations = iteration - 1
+            return weights
+        image = blas.dsymv(1.0, matrix, direction, lower=0)  # q = M p
+        step = product / (direction @ image)  # alpha
+        weights += step * direction
+        residual -= step * image
+        new_norm = math.sqrt(residual @ residual)
+        if new_norm > MIN_CONTRACTION * norm:
+            stale.refactor = True
+        norm = new_norm
+        size = math.sqrt(weights @ weights)
+        if norm <= floor * size:
+            stale.last_iterations = iteration
+            return weights
+        preconditioned = stale.apply(residual)
+        new_product = residual @ preconditioned
+        direction *= new_product / product  # beta
+        direction += preconditioned
+        product = new_product
+    stale.last_iterations = MAX_ITERATIONS
+    return None

@@ -1,0 +1,236 @@
+"""Every solver path (direct, batched multiclass, stale factor + CG) is the exact batch TER.
+
+The stale-factor path (``river_nrrls/_solver.py``) is chosen automatically from
+``STALE_MIN_DIM`` columns on; the tests force it at small widths (``stale_min_dim``) so that the
+plain-numpy batch reference of ``tests/reference.py`` can be computed after every prefix, and
+check one wide stream where the automatic choice takes it. Every model predicts before it
+learns (river's prequential order), which is what drives the stale factor's warm starts.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from reference import TERReference, assert_model_matches, model_matrix, relative_error
+from river import base
+
+from river_nrrls import NRRLS, _solver
+
+RTOL = 1e-9
+
+
+def _stream(n: int, d: int, seed: int = 0, positives: float = 0.1, n_classes: int = 2):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    score = X @ rng.normal(size=d) + 0.3 * rng.normal(size=n)
+    if n_classes == 2:
+        labels = [bool(v) for v in score > np.quantile(score, 1 - positives)]
+    else:
+        labels = [int(v) for v in (X @ rng.normal(size=(d, n_classes))).argmax(axis=1)]
+    rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
+    return rows, labels
+
+
+def _forced(params: dict | None = None, stale_min_dim: int = 1) -> NRRLS:
+    model = NRRLS(**(params or {}))
+    model._solver.stale_min_dim = stale_min_dim
+    return model
+
+
+def _prequential_matches(model, rows, labels, params, weights=None, start: int = 0):
+    """Predict then learn every sample; compare with the batch TER after every prefix."""
+    weights = weights or [1.0] * len(rows)
+    for i, (x, y, w) in enumerate(zip(rows, labels, weights)):
+        model.predict_one(x)
+        model.learn_one(x, y, w=w)
+        if i < start:
+            continue
+        prefix = slice(0, i + 1)
+        ref = TERReference(rows[prefix], labels[prefix], **params, sample_weights=weights[prefix])
+        assert_model_matches(model, ref, [x], RTOL)
+
+
+PARAMS = [
+    {},
+    {"forgetting": 0.97},
+    {"reweight": False},
+    {"tau": 0.5, "eta": 2.0, "intercept": False},
+    {"l2": 1e-2, "forgetting": 0.995},
+]
+
+
+@pytest.mark.parametrize("params", PARAMS)
+def test_stale_factor_is_the_batch_ter_after_every_prefix(params):
+    rows, labels = _stream(160, 12, seed=1)
+    model = _forced(params)
+    _prequential_matches(model, rows, labels, params)
+    counters = model._solver.counters
+    assert counters["stale"] > 0 and counters["refactor"] > 0  # the path ran, and refactored
+    assert counters["direct"] == 0
+
+
+def test_stale_factor_with_sample_weights():
+    rows, labels = _stream(150, 10, seed=2)
+    rng = np.random.default_rng(3)
+    weights = rng.choice([0.0, 0.5, 1.0, 2.0, 7.5], size=len(rows)).tolist()
+    model = _forced()
+    _prequential_matches(model, rows, labels, {}, weights)
+    assert model._solver.counters["stale"] > 0
+
+
+def test_stale_factor_on_ill_conditioned_streams():
+    """Rank-3 inputs in 15 dimensions plus 1e-4 noise. With l2 = 1e-4 both paths meet 1e-9;
+    with l2 = 1e-8 (cond(M) ~ 1e12 on the first prefixes) no solver does, and the stale factor
+    must be as good as a direct Cholesky solve of the same statistics."""
+    rng = np.random.default_rng(4)
+    n, d = 150, 15
+    X = rng.normal(size=(n, 3)) @ rng.normal(size=(3, d)) + 1e-4 * rng.normal(size=(n, d))
+    labels = [bool(v) for v in X[:, 0] + 0.5 * rng.normal(size=n) > 1.0]
+    rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
+    model = _forced()
+    _prequential_matches(model, rows, labels, {})
+    assert model._solver.counters["stale"] > 0
+    params = {"l2": 1e-8}
+    stale, direct = _forced(params), _forced(params, stale_min_dim=10**9)
+    for i, (x, y) in enumerate(zip(rows, labels)):
+        for model in (stale, direct):
+            model.predict_one(x)
+            model.learn_one(x, y)
+        ref = TERReference(rows[: i + 1], labels[: i + 1], **params)
+        errors = [
+            relative_error(model_matrix(m.weights, m.intercepts, ref), ref) for m in (stale, direct)
+        ]
+        assert errors[0] <= max(RTOL, 2 * errors[1]), (i, errors)
+    assert stale._solver.counters["stale"] > 0
+
+
+def test_streams_that_switch_between_the_paths():
+    """Emerging features take the width across the threshold; a third class turns the
+    reweighted systems into C different ones (batched direct); learn_many, merge and reset
+    interrupt the block."""
+    rng = np.random.default_rng(5)
+    rows, labels = [], []
+    for i in range(170):
+        width = min(4 + i // 8, 24)  # 4 features, then one more every 8 samples
+        rows.append({f"x{j}": float(rng.random()) for j in range(width)})
+        labels.append("late" if i >= 120 and i % 5 == 0 else bool(rng.random() < 0.2))
+    model = _forced(stale_min_dim=12)
+    for i, (x, y) in enumerate(zip(rows, labels)):
+        model.predict_one(x)
+        if i == 60:  # a mini-batch in the middle of a stale run: rows 60 to 69
+            model.learn_many(pd.DataFrame(rows[60:70]), pd.Series(labels[60:70]))
+        if not 60 <= i < 70:
+            model.learn_one(x, y)
+        learnt = i + 1 if i < 60 else max(70, i + 1)
+        ref = TERReference(rows[:learnt], labels[:learnt])
+        assert_model_matches(model, ref, [x], RTOL)
+        if i == 119:
+            before = dict(model._solver.counters)
+            assert before["direct"] > 0 and before["stale"] > 0  # both paths ran
+    assert model._solver.counters["direct"] > before["direct"]  # three classes: batched
+
+
+def test_a_class_that_appears_late_without_reweighting_keeps_the_shared_system():
+    rows, labels = _stream(150, 10, seed=6, n_classes=3)
+    labels = [y if i >= 80 or y != 2 else 1 for i, y in enumerate(labels)]  # class 2 late
+    params = {"reweight": False}
+    model = _forced(params)
+    _prequential_matches(model, rows, labels, params)
+    assert model._solver.counters["stale"] > 0
+
+
+def test_many_classes_batched_solve_is_exact():
+    rows, labels = _stream(120, 8, seed=7, n_classes=6)
+    for params in ({}, {"tau": 0.3, "intercept": False}, {"l2": 1e-2}):
+        model = NRRLS(**params)
+        for i, (x, y) in enumerate(zip(rows, labels)):
+            model.predict_one(x)
+            model.learn_one(x, y)
+            if i % 7 == 0 or i == len(rows) - 1:
+                ref = TERReference(rows[: i + 1], labels[: i + 1], **params)
+                assert_model_matches(model, ref, [x], RTOL)
+
+
+def test_pickle_copy_and_clone_in_the_middle_of_a_stale_factor_run():
+    rows, labels = _stream(140, 12, seed=8)
+    model = _forced()
+    for x, y in zip(rows[:70], labels[:70]):
+        model.predict_one(x)
+        model.learn_one(x, y)
+    assert model._solver.stale is not None and model._solver.stale.size > 0
+    restored = pickle.loads(pickle.dumps(model))
+    copied = copy.deepcopy(model)
+    clone = model.clone()
+    assert clone._solver.stale is None and clone._stats.n_classes == 0
+    for x, y in zip(rows[70:], labels[70:]):
+        outputs = model.decision_one(x)
+        assert restored.decision_one(x) == outputs  # the same state, bit for bit
+        assert copied.decision_one(x) == outputs
+        for m in (model, restored, copied):
+            m.learn_one(x, y)
+    ref = TERReference(rows, labels)
+    assert_model_matches(restored, ref, [rows[0]], RTOL)
+    # clone is a fresh model with the same parameters: it learns like a fresh one
+    fresh = NRRLS()
+    for x, y in zip(rows, labels):
+        clone.learn_one(x, y)
+        fresh.learn_one(x, y)
+    assert clone.decision_one(rows[0]) == pytest.approx(fresh.decision_one(rows[0]), rel=1e-12)
+
+
+def test_the_automatic_choice_takes_the_stale_factor_on_wide_streams():
+    d = _solver.STALE_MIN_DIM + 10
+    rows, labels = _stream(120, d, seed=9)
+    model = NRRLS()
+    # The first prefixes have n << d: a direct solve is only good to about cond(M) eps there.
+    _prequential_matches(model, rows, labels, {}, start=0)
+    counters = model._solver.counters
+    assert counters["stale"] > 0 and counters["direct"] == 0
+
+
+def test_woodbury_solver_is_untouched_by_the_solver_strategy():
+    rows, labels = _stream(60, 6, seed=10)
+    model = NRRLS(solver="woodbury")
+    assert model._solver is None
+    for x, y in zip(rows, labels):
+        model.predict_one(x)
+        model.learn_one(x, y)
+    ref = TERReference(rows, labels)
+    assert_model_matches(model, ref, [rows[0]], 1e-6)
+
+
+def test_cg_falls_back_to_a_direct_solve_when_it_does_not_converge(monkeypatch):
+    rows, labels = _stream(80, 10, seed=11)
+    monkeypatch.setattr(_solver, "MAX_ITERATIONS", 0)  # CG gives up at once
+    model = _forced()
+    _prequential_matches(model, rows, labels, {})
+    assert model._solver.counters["stale"] == 0 and model._solver.counters["refactor"] > 0
+
+
+def test_the_solver_strategy_is_not_a_parameter():
+    """Same API: the choice of path is internal state, not a hyper-parameter."""
+    params = NRRLS()._get_params()
+    assert set(params) == {"l2", "reweight", "tau", "eta", "intercept", "forgetting", "solver"}
+    assert isinstance(NRRLS(), base.Classifier)
+
+
+def test_a_wide_solve_restores_the_callers_blas_threading():
+    """The solver runs BLAS on one thread from ONE_THREAD_MIN_DIM columns on (OpenBLAS's
+    thread-local setter) and gives the caller its own setting back. (With another BLAS there
+    is no setter and nothing to restore; the wheels this project tests with bundle OpenBLAS.)"""
+    rows, labels = _stream(30, _solver.ONE_THREAD_MIN_DIM + 5, seed=12)
+    model = NRRLS()
+    for x, y in zip(rows, labels):
+        model.learn_one(x, y)
+    setters = _solver._THREAD_SETTERS
+    previous = [setter(2) for setter in setters]
+    try:
+        model.predict_one(rows[0])
+        assert [setter(2) for setter in setters] == [2] * len(setters)
+    finally:
+        for setter, value in zip(setters, previous):
+            setter(value)
