@@ -10,13 +10,75 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "STATISTICS_LIMIT",
     "as_label",
+    "check_label",
+    "check_labels",
+    "is_missing",
+    "short_repr",
     "check_bool",
     "check_real",
     "factorize_labels",
     "label_sign",
     "sample_weights",
 ]
+
+
+#: The largest sum of (weighted, decayed) squares of one feature, or class mass, that a model's
+#: statistics may hold: a sample or merge that would go beyond it is refused before anything is
+#: committed. With it, every class scatter (and any sum of up to 1e8 of them) stays far from
+#: the float overflow at 1.8e308, so the statistics and the solves stay finite; a single value
+#: beyond 1e150 (whose square is 1e300) is refused.
+STATISTICS_LIMIT = 1e300
+
+
+def short_repr(value: typing.Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a 600-digit int is not worth printing)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 20]}...{text[-10:]} ({len(text)} characters)"
+
+
+def is_missing(value: typing.Any) -> bool:
+    """True for the missing-value markers: None, NaN (float or numpy), ``pd.NA`` and ``NaT``."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return math.isnan(value)
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
+    return False
+
+
+def check_label(label: typing.Any) -> typing.Hashable:
+    """A class label as stored (see `as_label`); a missing label raises ``ValueError``.
+
+    None, NaN, ``pd.NA`` and ``NaT`` are not classes: ``NaN != NaN`` would make every such
+    sample a class of its own. river's ``stream.iter_pandas`` yields them for a target with gaps.
+
+    """
+    if is_missing(label):
+        raise ValueError(f"the label is missing ({label!r}): drop the samples that have no label")
+    return as_label(label)
+
+
+def check_labels(y: typing.Any) -> None:
+    """Raise ``ValueError`` naming the first row of a mini-batch whose label is missing."""
+    if isinstance(y, pd.Series):
+        index, values = y.index, y
+        missing = y.isna().to_numpy()
+    else:
+        values = np.empty(len(y), dtype=object)
+        values[:] = list(y)
+        index = range(len(values))
+        missing = pd.isna(values)
+    if missing.any():
+        position = int(np.argmax(missing))
+        raise ValueError(
+            f"the label of row {list(index)[position]!r} is missing ({values.iloc[position] if isinstance(values, pd.Series) else values[position]!r}): "
+            "drop the samples that have no label"
+        )
 
 
 def check_real(
@@ -31,18 +93,19 @@ def check_real(
     if type(value) is float:  # the common case first (per-sample costs are checked with this)
         number = value
     elif isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
+        raise TypeError(f"{name} must be a real number, got {short_repr(value)}")
     else:
         try:
             number = float(value)
         except OverflowError:  # an int too large for a float
-            raise ValueError(f"{name} must be finite, got {value!r}") from None
+            raise ValueError(f"{name} must be finite, got {short_repr(value)}") from None
     if not math.isfinite(number):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {short_repr(value)}")
     if low is not None and (number < low or (low_open and number == low)):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
+        comparison = ">" if low_open else ">="
+        raise ValueError(f"{name} must be {comparison} {low}, got {short_repr(value)}")
     if high is not None and number > high:
-        raise ValueError(f"{name} must be <= {high}, got {value!r}")
+        raise ValueError(f"{name} must be <= {high}, got {short_repr(value)}")
     return number
 
 

@@ -9,7 +9,15 @@ import numpy as np
 import pandas as pd
 from river import base
 
-from ._checks import as_label, check_bool, check_real, factorize_labels, sample_weights
+from ._checks import (
+    STATISTICS_LIMIT,
+    check_bool,
+    check_label,
+    check_labels,
+    check_real,
+    factorize_labels,
+    sample_weights,
+)
 from ._index import FeatureIndex
 from ._stats import ClassStatistics
 from ._woodbury import RecursiveInverse
@@ -208,6 +216,81 @@ class NRRLS(base.MiniBatchClassifier):
                 )
         return self._solution
 
+    # ------------------------------------------------------------- range checks
+
+    def _column_name(self, column: int, new: list) -> str:
+        """How an error names a dense column (the features of ``new`` come after the index's)."""
+        if column == 0:
+            return "the class mass (the sum of the sample weights)"
+        features = self._index.features
+        j = column - self._index.offset
+        return f"feature {(features[j] if j < len(features) else new[j - len(features)])!r}"
+
+    def _class_diagonal(self, label: typing.Hashable, decay: float = 1.0) -> np.ndarray | None:
+        """diag of class ``label``'s augmented scatter (n^c, then sum m_i x_ij^2), decayed."""
+        slot = self._stats.slot.get(label)
+        if slot is None:
+            return None
+        diagonal = np.diagonal(self._stats.data[:, :, slot])
+        return diagonal * decay if decay != 1.0 else diagonal
+
+    def _refuse_out_of_range(self, totals: np.ndarray, new: list, where: str = "") -> None:
+        with np.errstate(invalid="ignore"):
+            column = int(np.argmax(~(totals <= STATISTICS_LIMIT)))
+        raise ValueError(
+            f"{self._column_name(column, new)}{where} is too large: the sum of its squared "
+            f"values (times the sample weights) would exceed {STATISTICS_LIMIT:.0e} and the "
+            "statistics could no longer be kept finite; rescale the data (a single value "
+            "beyond 1e150 is always refused)"
+        )
+
+    def _check_one_in_range(self, label, vector: np.ndarray, weight: float, new: list) -> None:
+        """Refuse a sample that would take the class's n^c or a sum of squares beyond the limit.
+
+        Every |A_ij| <= sqrt(A_ii A_jj) and |s_j| <= sqrt(n A_jj), so a bounded diagonal bounds
+        the whole scatter: the statistics, and every solve, stay finite.
+
+        """
+        peak = float(np.abs(vector).max())
+        diagonal = self._class_diagonal(label, self._forgetting)
+        old_peak = 0.0 if diagonal is None else float(diagonal.max())
+        if peak * peak * weight + old_peak <= STATISTICS_LIMIT:  # Python floats: no warning
+            return
+        with np.errstate(over="ignore"):
+            totals = np.square(vector) * weight  # inf where it overflows: refused below
+            if diagonal is not None:
+                totals[: len(diagonal)] += diagonal
+        self._refuse_out_of_range(totals, new)
+
+    def _check_many_in_range(self, matrix, codes, uniques, weights, new: list, rows) -> None:
+        """`_check_one_in_range` for a mini-batch: every class's statistics after the batch."""
+        if matrix.size == 0:
+            return
+        magnitudes = np.abs(matrix)
+        if magnitudes.max() > 1e150:
+            row, column = np.unravel_index(int(np.argmax(magnitudes > 1e150)), matrix.shape)
+            self._refuse_out_of_range(
+                np.where(np.arange(matrix.shape[1]) == column, np.inf, 0.0),
+                new,
+                f" (row {rows[row]!r})",
+            )
+        squares = matrix * matrix  # <= 1e300 each: no overflow
+        for code, label in enumerate(uniques):
+            in_class = codes == code
+            n_rows = int(in_class.sum())
+            if n_rows == 0:
+                continue
+            masses = self._forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+            if weights is not None:
+                masses = masses * weights[in_class]
+            diagonal = self._class_diagonal(label, self._forgetting**n_rows)
+            with np.errstate(over="ignore", invalid="ignore"):
+                totals = masses @ squares[in_class]
+                if diagonal is not None:
+                    totals[: len(diagonal)] += diagonal
+            if not totals.max() <= STATISTICS_LIMIT:
+                self._refuse_out_of_range(totals, new)
+
     # ---------------------------------------------------------------- learning
 
     def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
@@ -219,10 +302,11 @@ class NRRLS(base.MiniBatchClassifier):
 
         """
         weight = check_real("w", w, low=0.0)
-        label = as_label(y)
+        label = check_label(y)
         vector, new = self._index.dense_one(x, grow=True)
         if weight == 0.0:
             return
+        self._check_one_in_range(label, vector, weight, new)
         self._grow(new)
         self._learn_dense(self._slot(label), vector, weight)
         self._solution = None
@@ -237,6 +321,7 @@ class NRRLS(base.MiniBatchClassifier):
         if len(X) != len(y):
             raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
         weights = sample_weights(w, y)
+        check_labels(y)
         codes, uniques = factorize_labels(y)
         if weights is not None and not weights.all():
             self._index.encode_many(X, grow=False)  # validate every row, the left-out ones too
@@ -245,6 +330,7 @@ class NRRLS(base.MiniBatchClassifier):
             codes, first_codes = pd.factorize(codes[kept])  # the classes left, in order
             uniques = [uniques[code] for code in first_codes]
         matrix, new = self._index.encode_many(X, grow=True)
+        self._check_many_in_range(matrix, codes, uniques, weights, new, X.index)
         self._grow(new)
         if len(codes) == 0:
             return
@@ -298,6 +384,7 @@ class NRRLS(base.MiniBatchClassifier):
     def __iadd__(self, other: NRRLS) -> NRRLS:
         """Add the samples ``other`` has learnt, in place: exact, the statistics are additive."""
         self._check_mergeable(other)
+        self._check_merge_in_range(other)
         self._grow([f for f in other._index.features if f not in self._index])
         position = self._index.position
         columns = np.array([0] + [position[f] for f in other._index.features], dtype=np.intp)
@@ -307,6 +394,26 @@ class NRRLS(base.MiniBatchClassifier):
         self._solution = None
         return self
 
+    def _check_merge_in_range(self, other: NRRLS) -> None:
+        """Refuse a merge whose summed statistics would go beyond `STATISTICS_LIMIT`."""
+        new = [f for f in other._index.features if f not in self._index]
+        provisional = {f: self._index.size + i for i, f in enumerate(new)}
+        columns = [0] + [self._index.position.get(f, provisional.get(f)) for f in other._index.features]
+        for source, label in enumerate(other._stats.labels):
+            totals = np.zeros(self._index.size + len(new))
+            totals[columns] = np.diagonal(other._stats.data[:, :, source])
+            diagonal = self._class_diagonal(label)
+            if diagonal is not None:
+                totals[: len(diagonal)] += diagonal
+            if not totals.max() <= STATISTICS_LIMIT:
+                self._refuse_out_of_range(totals, new, f" (class {label!r} of the merged model)")
+
+    def __radd__(self, other: typing.Any) -> NRRLS:
+        """``0 + model``: a copy of the model, so that ``sum(models)`` merges a list of models."""
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return copy.deepcopy(self)
+        return NotImplemented
+
     def __add__(self, other: NRRLS) -> NRRLS:
         """A new model equal to one trained on both streams; ``self`` and ``other`` unchanged.
 
@@ -315,6 +422,7 @@ class NRRLS(base.MiniBatchClassifier):
 
         """
         self._check_mergeable(other)
+        self._check_merge_in_range(other)
         merged = copy.deepcopy(self)
         merged += other
         return merged
@@ -326,7 +434,21 @@ class NRRLS(base.MiniBatchClassifier):
         vector, _ = self._index.dense_one(x, grow=False)
         if not self._stats.labels:
             return []
-        return (self._weight_matrix() @ vector).tolist()
+        weights = self._weight_matrix()
+        outputs = weights @ vector
+        if not np.isfinite(outputs).all():
+            self._refuse_overflow(weights, vector)
+        return outputs.tolist()
+
+    def _refuse_overflow(self, weights: np.ndarray, vector: np.ndarray, where: str = "") -> None:
+        """Raise for outputs w_k . x that overflow, naming the feature of the largest term."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = np.abs(weights * vector).max(axis=0)
+        column = int(np.argmax(np.where(np.isnan(terms), np.inf, terms)))
+        raise ValueError(
+            f"the outputs overflow{where}: {self._column_name(column, [])} has a value too large "
+            "for the model's weights"
+        )
 
     def decision_one(self, x: dict) -> dict[typing.Hashable, float]:
         """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class."""
@@ -347,9 +469,19 @@ class NRRLS(base.MiniBatchClassifier):
         return dict(zip(decision, self._softmax(scores[None, :])[0].tolist()))
 
     def _softmax(self, outputs: np.ndarray) -> np.ndarray:
-        """Row-wise softmax of 2 f / eta."""
-        scaled = outputs * (2.0 / self._eta)
-        scaled -= scaled.max(axis=1, keepdims=True)
+        """Row-wise softmax of 2 f / eta, finite for any finite outputs.
+
+        It is computed as exp((f_k / 2 - f_max / 2) * 4 / eta): the halved difference cannot
+        overflow (where 2 f / eta, or f_k - f_max, can for |f| near 1e308); a difference that
+        the scaling sends to -inf gives a probability of exactly 0, and the largest output
+        always gets exp(0) = 1 before the normalisation.
+
+        """
+        halves = outputs * 0.5
+        shifted = halves - halves.max(axis=1, keepdims=True)  # (f_k - f_max) / 2 <= 0
+        with np.errstate(over="ignore", invalid="ignore"):
+            scaled = shifted * (4.0 / self._eta)
+        scaled[shifted == 0.0] = 0.0  # 0 * inf (eta below 4 / 1.8e308) is 0 here
         np.exp(scaled, out=scaled)
         scaled /= scaled.sum(axis=1, keepdims=True)
         return scaled
@@ -359,7 +491,11 @@ class NRRLS(base.MiniBatchClassifier):
         matrix, _ = self._index.encode_many(X, grow=False)
         if not self._stats.labels:
             return pd.DataFrame(index=X.index)
-        outputs = matrix @ self._weight_matrix().T
+        weights = self._weight_matrix()
+        outputs = matrix @ weights.T
+        if not np.isfinite(outputs).all():
+            row = int(np.argmax(~np.isfinite(outputs).all(axis=1)))
+            self._refuse_overflow(weights, matrix[row], f" at row {X.index[row]!r}")
         return pd.DataFrame(outputs, index=X.index, columns=pd.Index(self._stats.labels))
 
     def predict_many(self, X: pd.DataFrame) -> pd.Series:
