@@ -11,6 +11,7 @@ from river import base
 
 from ._checks import (
     STATISTICS_LIMIT,
+    LiveParameters,
     check_bool,
     check_label,
     check_labels,
@@ -27,7 +28,7 @@ __all__ = ["NRRLS"]
 _SOLVERS = ("cholesky", "woodbury")
 
 
-class NRRLS(base.MiniBatchClassifier):
+class NRRLS(LiveParameters, base.MiniBatchClassifier):
     """Non-iteratively reweighted recursive least squares (NR-RLS), exact online TER.
 
     After every sample the weights equal the batch *total-error-rate* (TER) least-squares solution
@@ -169,6 +170,20 @@ class NRRLS(base.MiniBatchClassifier):
             else None
         )
         self._solution: np.ndarray | None = None  # cached weights, one row per class
+
+    def _adopt(self, trial: NRRLS, name: str) -> None:
+        """A parameter set after learning takes effect from the statistics, which every
+        parameter leaves as they are: the solution is recomputed at the next prediction, and
+        the woodbury recursion (when it is the solver) is rebuilt from the statistics. A new
+        ``forgetting`` applies to the arrivals that follow."""
+        object.__setattr__(self, name, trial.__dict__[name])
+        for attribute in ("_l2", "_tau", "_eta", "_forgetting", "_first"):
+            object.__setattr__(self, attribute, trial.__dict__[attribute])
+        self._stats.forgetting = self._forgetting
+        self._recursion = trial._recursion
+        if self._recursion is not None:
+            self._recursion.rebuild(self._stats)
+        self._solution = None
 
     @classmethod
     def _unit_test_params(cls):

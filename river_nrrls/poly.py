@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from river import base
 
+from ._checks import LiveParameters, short_repr
 from ._index import sort_features, validate_frame, validate_one
 
 __all__ = ["PolynomialExtender"]
@@ -91,13 +92,13 @@ def _full_layout(features: list, degree: int, include_bias: bool):
 
 def _check_degree(degree: typing.Any) -> int:
     if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, numbers.Integral):
-        raise ValueError(f"degree must be a positive int, got {degree!r}")
+        raise TypeError(f"degree must be a positive int, got {short_repr(degree)}")
     if degree < 1:
-        raise ValueError(f"degree must be a positive int, got {degree!r}")
+        raise ValueError(f"degree must be a positive int, got {short_repr(degree)}")
     return int(degree)
 
 
-class PolynomialExtender(base.MiniBatchTransformer):
+class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
     """Polynomial expansion of the NR-RLS paper: Toh's reduced model (RM) or the full one.
 
     The NR-RLS paper makes its linear learner nonlinear with Toh's *reduced multivariate
@@ -209,6 +210,8 @@ class PolynomialExtender(base.MiniBatchTransformer):
         polynomial pattern classifier. IEEE TPAMI 26(6), 740-755.
 
     """
+
+    # Stateless: a parameter set after construction always takes effect (see LiveParameters).
 
     def __init__(
         self,
@@ -331,11 +334,30 @@ class PolynomialExtender(base.MiniBatchTransformer):
 
     # -------------------------------------------------------------- transforms
 
+    def _expand_finite(self, values: np.ndarray, layout: _Layout, features, rows=None):
+        """`_expand`, refusing (``ValueError`` naming the feature) outputs that overflow."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            expanded = self._expand(values, layout)
+        if values.size and not np.isfinite(expanded).all():
+            row = int(np.argmax(~np.isfinite(expanded).all(axis=1)))
+            column = int(np.argmax(np.abs(values[row])))  # the largest input of that row
+            where = "" if rows is None else f" at row {rows[row]!r}"
+            raise ValueError(
+                f"feature {features[column]!r} has a value {float(values[row, column])!r}{where} too "
+                f"large for a polynomial of degree {self._degree}: its expansion overflows"
+            )
+        return expanded
+
     def transform_one(self, x: dict) -> dict[str, float]:
         clean = validate_one(x)
         layout = self._layout(tuple(clean))
         values = np.fromiter(clean.values(), dtype=float, count=len(clean))[layout.order]
-        expanded = self._expand(values[None, :], layout)[0]
+        if values.size and not np.abs(values).max() <= 1e15:  # rare: check the outputs
+            names = list(clean)
+            features = [names[i] for i in layout.order]
+            expanded = self._expand_finite(values[None, :], layout, features)[0]
+        else:
+            expanded = self._expand(values[None, :], layout)[0]
         return dict(zip(layout.names, expanded.tolist()))
 
     def transform_many(self, X: pd.DataFrame) -> pd.DataFrame:
@@ -343,5 +365,6 @@ class PolynomialExtender(base.MiniBatchTransformer):
         columns = np.flatnonzero(observed)
         layout = self._layout(tuple(X.columns[columns]))
         values = matrix[:, columns[layout.order]]
-        expanded = self._expand(values, layout)
+        features = list(X.columns[columns[layout.order]])
+        expanded = self._expand_finite(values, layout, features, X.index)
         return pd.DataFrame(expanded, index=X.index, columns=pd.Index(layout.names, dtype=object))

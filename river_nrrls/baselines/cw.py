@@ -98,6 +98,8 @@ class CWClassifier(GaussianLinearClassifier):
 
     """
 
+    _derived_attributes = ("_phi",)
+
     def __init__(
         self,
         confidence: float = 0.7,
