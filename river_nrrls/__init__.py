@@ -11,6 +11,7 @@ from .baselines import (
     CSOGDClassifier,
     CWClassifier,
 )
+from ._merging import merge
 from .model_selection import PolynomialOrderSelector
 from .nrrls import NRRLS
 from .ocsca import OCSCA
@@ -31,4 +32,5 @@ __all__ = [
     "CSOGDClassifier",
     "datasets",
     "metrics",
+    "merge",
 ]
