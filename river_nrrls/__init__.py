@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import datasets, metrics
+from ._merging import merge
 from .baselines import (
     ARRLS,
     IRRLS,
@@ -11,7 +12,6 @@ from .baselines import (
     CSOGDClassifier,
     CWClassifier,
 )
-from ._merging import merge
 from .model_selection import PolynomialOrderSelector
 from .nrrls import NRRLS
 from .ocsca import OCSCA

@@ -80,8 +80,9 @@ def check_labels(y: typing.Any) -> None:
         missing = pd.isna(values)
     if missing.any():
         position = int(np.argmax(missing))
+        value = values.iloc[position] if isinstance(values, pd.Series) else values[position]
         raise ValueError(
-            f"the label of row {list(index)[position]!r} is missing ({values.iloc[position] if isinstance(values, pd.Series) else values[position]!r}): "
+            f"the label of row {list(index)[position]!r} is missing ({value!r}): "
             "drop the samples that have no label"
         )
 

@@ -413,7 +413,8 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         """Refuse a merge whose summed statistics would go beyond `STATISTICS_LIMIT`."""
         new = [f for f in other._index.features if f not in self._index]
         provisional = {f: self._index.size + i for i, f in enumerate(new)}
-        columns = [0] + [self._index.position.get(f, provisional.get(f)) for f in other._index.features]
+        position = self._index.position
+        columns = [0] + [position.get(f, provisional.get(f)) for f in other._index.features]
         for source, label in enumerate(other._stats.labels):
             totals = np.zeros(self._index.size + len(new))
             totals[columns] = np.diagonal(other._stats.data[:, :, source])

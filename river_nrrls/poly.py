@@ -342,8 +342,9 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
             row = int(np.argmax(~np.isfinite(expanded).all(axis=1)))
             column = int(np.argmax(np.abs(values[row])))  # the largest input of that row
             where = "" if rows is None else f" at row {rows[row]!r}"
+            value = float(values[row, column])
             raise ValueError(
-                f"feature {features[column]!r} has a value {float(values[row, column])!r}{where} too "
+                f"feature {features[column]!r} has a value {value!r}{where} too "
                 f"large for a polynomial of degree {self._degree}: its expansion overflows"
             )
         return expanded
