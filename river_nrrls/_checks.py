@@ -287,3 +287,9 @@ class LiveParameters:
         object.__setattr__(self, name, trial.__dict__[name])
         for attribute in self._derived_attributes:
             object.__setattr__(self, attribute, trial.__dict__[attribute])
+
+
+def row_name(index: typing.Any, position: int) -> typing.Any:
+    """The label of row ``position`` of a pandas index, as a Python scalar (for messages)."""
+    label = index[position]
+    return label.item() if isinstance(label, np.generic) else label

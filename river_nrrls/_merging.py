@@ -108,7 +108,7 @@ def merge(left: NRRLS | compose.Pipeline, right: NRRLS | compose.Pipeline):
     merged_model = left_model + right_model  # checks compatibility and range first
     if not left_steps:
         return merged_model
-    merged = copy.deepcopy(left)
-    last = list(merged.steps)[-1]
-    merged.steps[last] = merged_model
-    return merged
+    # A new pipeline (a copy of ``left`` would keep river's cached plan, which points to the
+    # copy of left's NRRLS rather than to the merged one).
+    steps = [(name, copy.deepcopy(step)) for name, step in left_steps]
+    return compose.Pipeline(*steps, (list(left.steps)[-1], merged_model))

@@ -17,6 +17,7 @@ from ._checks import (
     check_labels,
     check_real,
     factorize_labels,
+    row_name,
     sample_weights,
 )
 from ._index import FeatureIndex
@@ -287,7 +288,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
             self._refuse_out_of_range(
                 np.where(np.arange(matrix.shape[1]) == column, np.inf, 0.0),
                 new,
-                f" (row {rows[row]!r})",
+                f" (row {row_name(rows, row)!r})",
             )
         squares = matrix * matrix  # <= 1e300 each: no overflow
         for code, label in enumerate(uniques):
@@ -451,7 +452,8 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         if not self._stats.labels:
             return []
         weights = self._weight_matrix()
-        outputs = weights @ vector
+        with np.errstate(over="ignore", invalid="ignore"):
+            outputs = weights @ vector
         if not np.isfinite(outputs).all():
             self._refuse_overflow(weights, vector)
         return outputs.tolist()
@@ -508,10 +510,11 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         if not self._stats.labels:
             return pd.DataFrame(index=X.index)
         weights = self._weight_matrix()
-        outputs = matrix @ weights.T
+        with np.errstate(over="ignore", invalid="ignore"):
+            outputs = matrix @ weights.T
         if not np.isfinite(outputs).all():
             row = int(np.argmax(~np.isfinite(outputs).all(axis=1)))
-            self._refuse_overflow(weights, matrix[row], f" at row {X.index[row]!r}")
+            self._refuse_overflow(weights, matrix[row], f" at row {row_name(X.index, row)!r}")
         return pd.DataFrame(outputs, index=X.index, columns=pd.Index(self._stats.labels))
 
     def predict_many(self, X: pd.DataFrame) -> pd.Series:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from river import base
 
-from ._checks import LiveParameters, short_repr
+from ._checks import LiveParameters, row_name, short_repr
 from ._index import sort_features, validate_frame, validate_one
 
 __all__ = ["PolynomialExtender"]
@@ -341,7 +341,7 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
         if values.size and not np.isfinite(expanded).all():
             row = int(np.argmax(~np.isfinite(expanded).all(axis=1)))
             column = int(np.argmax(np.abs(values[row])))  # the largest input of that row
-            where = "" if rows is None else f" at row {rows[row]!r}"
+            where = "" if rows is None else f" at row {row_name(rows, row)!r}"
             value = float(values[row, column])
             raise ValueError(
                 f"feature {features[column]!r} has a value {value!r}{where} too "
