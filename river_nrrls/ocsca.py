@@ -424,7 +424,16 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
     def _score_one(self, x: dict, kwargs: dict) -> float:
         """f(x) = f0(x) + w . x."""
         columns, values, _ = self._index.encode_one(x, grow=False)
-        return self._base_score(self._base_input(x), kwargs) + self._adaptation(columns, values)
+        with np.errstate(over="ignore", invalid="ignore"):
+            score = self._base_score(self._base_input(x), kwargs) + self._adaptation(
+                columns, values
+            )
+        if not math.isfinite(score):
+            raise ValueError(
+                f"the score f0(x) + w . x overflows ({score!r}): x has values too large for the "
+                "adaptation's weights"
+            )
+        return score
 
     def decision_one(self, x: dict, **kwargs) -> dict[bool, float]:
         """``{True: f(x), False: -f(x)}`` with ``f(x) = f0(x) + w . x``."""
