@@ -1,8 +1,8 @@
 """The one mapping between river's feature dicts and dense numpy vectors.
 
 Every estimator of this package goes through `FeatureIndex`: it validates values
-(non-finite or non-numeric values raise an error naming the feature), treats ``None`` in a dict
-and ``NaN`` in a DataFrame as *missing* (that is, zero, the value the statistics already assume
+(non-finite or non-numeric values raise an error naming the feature), treats ``None`` or
+``pd.NA`` in a dict and ``NaN`` in a DataFrame as *missing* (that is, zero, the value the statistics already assume
 for an absent feature), and gives every feature a stable dense column.
 
 New features never change the index by themselves: `FeatureIndex.encode_one` and

@@ -70,7 +70,9 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         ``"cholesky"`` (default): statistics + on-demand Cholesky. ``"woodbury"``: the paper's
         Algorithm 1, a recursive inverse updated at every sample (Theta(d^3) per sample,
         numerically fragile at high polynomial orders), kept to reproduce the paper. It needs
-        ``l2 > 0``.
+        ``l2 > 0``. When its weights fail a residual check (relative residual of the normal
+        equations above 1e-6, e.g. after a badly scaled sample) it warns
+        (``WoodburyAccuracyWarning``) and solves from the statistics instead.
 
     Attributes
     ----------
@@ -95,9 +97,16 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
     ``progressive_val_score`` passes for ``(x, y, {"w": w})`` streams.
 
     Features may appear at any time (the statistics are extended exactly: past samples had zeros
-    there) or be absent (zero). A ``None`` value, or ``NaN`` in a DataFrame, is missing (zero).
-    Non-numeric or non-finite values raise an error naming the feature, and leave the model as
-    it was.
+    there) or be absent (zero). A ``None`` or ``pd.NA`` value, or ``NaN`` in a DataFrame, is
+    missing (zero). Non-numeric or non-finite values, and missing labels (None, NaN, pd.NA,
+    NaT), raise an error naming the culprit and leave the model as it was. So does a sample, a
+    weight or a merge that would take a class's mass or a feature's sum of squared values beyond
+    1e300 (any value beyond 1e150): the statistics stay finite however samples accumulate.
+    Probabilities are always finite; a prediction whose output ``w . x`` overflows raises.
+
+    A parameter set after construction (``model.l2 = 10``) is validated and takes effect: the
+    weights are solved again from the statistics (which no parameter changes); a new
+    ``forgetting`` applies to later arrivals. ``sum(models)`` merges models (see ``+``).
 
     Examples
     --------

@@ -169,8 +169,8 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
     in ``transform_one`` (``transform_many`` writes zeros in the columns of a feature that is
     observed in other rows, and no columns for a feature that is missing from every row). The
     ``S`` columns are always there. The order of the keys of ``x`` does not matter: features
-    are expanded in a deterministic sorted order. Non-numeric or non-finite values raise a
-    ``TypeError``/``ValueError`` naming the feature.
+    are expanded in a deterministic sorted order. Non-numeric or non-finite values, and values
+    whose expansion would overflow, raise a ``TypeError``/``ValueError`` naming the feature.
 
     The transformer is stateless (``learn_one`` does nothing); ``transform_many`` is vectorised
     over the whole frame.
