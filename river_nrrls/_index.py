@@ -2,8 +2,8 @@
 
 Every estimator of this package goes through `FeatureIndex`: it validates values
 (non-finite or non-numeric values raise an error naming the feature), treats ``None`` or
-``pd.NA`` in a dict and ``NaN`` in a DataFrame as *missing* (that is, zero, the value the statistics already assume
-for an absent feature), and gives every feature a stable dense column.
+``pd.NA`` in a dict and ``NaN`` in a DataFrame as *missing* (that is, zero, the value the
+statistics already assume for an absent feature), and gives every feature a stable dense column.
 
 New features never change the index by themselves: `FeatureIndex.encode_one` and
 `FeatureIndex.encode_many` only *report* the new features (with the columns they would
