@@ -180,6 +180,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
             else None
         )
         self._solution: np.ndarray | None = None  # cached weights, one row per class
+        self._bound: float | None = 0.0  # >= every diagonal entry of the statistics (or None)
 
     def _adopt(self, trial: NRRLS, name: str) -> None:
         """A parameter set after learning takes effect from the statistics, which every
@@ -269,23 +270,37 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
             "beyond 1e150 is always refused)"
         )
 
-    def _check_one_in_range(self, label, vector: np.ndarray, weight: float, new: list) -> None:
+    def _diagonal_peak(self) -> float:
+        """The largest diagonal entry of all class scatters: every n^c and sum m_i x_ij^2."""
+        if self._stats.n_classes == 0:
+            return 0.0
+        return float(np.diagonal(self._stats.data, axis1=0, axis2=1).max())
+
+    def _check_one_in_range(self, label, vector: np.ndarray, weight: float, new: list):
         """Refuse a sample that would take the class's n^c or a sum of squares beyond the limit.
 
         Every |A_ij| <= sqrt(A_ii A_jj) and |s_j| <= sqrt(n A_jj), so a bounded diagonal bounds
-        the whole scatter: the statistics, and every solve, stay finite.
+        the whole scatter: the statistics, and every solve, stay finite. The fast path keeps
+        ``_bound``, an upper bound of every diagonal entry, and adds w |x|^2 to it (one dot
+        product per sample); the exact check on the class's diagonal runs only when the bound
+        nears the limit. Returns the bound after the sample (None: recompute it next time).
 
         """
-        peak = float(np.abs(vector).max())
+        bound = self.__dict__.get("_bound")
+        if bound is None:
+            bound = self._diagonal_peak()
+        with np.errstate(over="ignore"):  # |x|^2 may overflow: inf is refused below
+            grown = float(vector @ vector) * weight + bound  # >= every diagonal entry after it
+        if grown <= STATISTICS_LIMIT:
+            return grown
         diagonal = self._class_diagonal(label, self._forgetting)
-        old_peak = 0.0 if diagonal is None else float(diagonal.max())
-        if peak * peak * weight + old_peak <= STATISTICS_LIMIT:  # Python floats: no warning
-            return
         with np.errstate(over="ignore"):
             totals = np.square(vector) * weight  # inf where it overflows: refused below
             if diagonal is not None:
                 totals[: len(diagonal)] += diagonal
-        self._refuse_out_of_range(totals, new)
+        if not totals.max() <= STATISTICS_LIMIT:
+            self._refuse_out_of_range(totals, new)
+        return None
 
     def _check_many_in_range(self, matrix, codes, uniques, weights, new: list, rows) -> None:
         """`_check_one_in_range` for a mini-batch: every class's statistics after the batch."""
@@ -331,10 +346,11 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         vector, new = self._index.dense_one(x, grow=True)
         if weight == 0.0:
             return
-        self._check_one_in_range(label, vector, weight, new)
+        bound = self._check_one_in_range(label, vector, weight, new)
         self._grow(new)
         self._learn_dense(self._slot(label), vector, weight)
         self._solution = None
+        self._bound = bound
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would.
@@ -372,6 +388,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
                     self._slot(label), matrix[rows], None if weights is None else weights[rows]
                 )
         self._solution = None
+        self._bound = None
 
     def reset(self) -> NRRLS:
         """Forget every sample and every class, in place, and return the model.
@@ -386,6 +403,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         if self._recursion is not None:
             self._recursion.inverses = []
         self._solution = None
+        self._bound = 0.0
         return self
 
     # ------------------------------------------------------------------ merging
@@ -414,6 +432,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         position = self._index.position
         columns = np.array([0] + [position[f] for f in other._index.features], dtype=np.intp)
         self._stats.merge(other._stats, columns)
+        self._bound = None
         if self._recursion is not None:
             self._recursion.rebuild(self._stats)
         self._solution = None
@@ -461,8 +480,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         if not self._stats.labels:
             return []
         weights = self._weight_matrix()
-        with np.errstate(over="ignore", invalid="ignore"):
-            outputs = weights @ vector
+        outputs = weights @ vector  # (numpy warns, then this raises, if it overflows)
         if not np.isfinite(outputs).all():
             self._refuse_overflow(weights, vector)
         return outputs.tolist()
@@ -505,10 +523,13 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
 
         """
         halves = outputs * 0.5
-        shifted = halves - halves.max(axis=1, keepdims=True)  # (f_k - f_max) / 2 <= 0
-        with np.errstate(over="ignore", invalid="ignore"):
-            scaled = shifted * (4.0 / self._eta)
-        scaled[shifted == 0.0] = 0.0  # 0 * inf (eta below 4 / 1.8e308) is 0 here
+        scaled = halves - halves.max(axis=1, keepdims=True)  # (f_k - f_max) / 2 <= 0
+        factor = 4.0 / self._eta
+        if factor == float("inf"):  # eta below 2.2e-308: every class but the best gets 0
+            scaled = np.where(scaled == 0.0, 0.0, -1000.0)
+        else:
+            np.maximum(scaled, -1000.0 / factor, out=scaled)  # exp(-1000) is 0 already
+            scaled *= factor
         np.exp(scaled, out=scaled)
         scaled /= scaled.sum(axis=1, keepdims=True)
         return scaled

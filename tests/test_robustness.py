@@ -100,7 +100,8 @@ def test_merging_refuses_statistics_that_would_overflow():
 
 
 def test_dask_fit_refuses_values_whose_square_overflows():
-    dd = pytest.importorskip("dask.dataframe")
+    import dask.dataframe as dd
+
     from river_nrrls import dask as nrrls_dask
 
     frame = pd.DataFrame({"a": [1.0, -1.0, 1e155, 2.0], "y": [True, False, True, False]})

@@ -130,8 +130,10 @@ def _check_against_reference(model: NRRLS, rows: list, labels: list, weights: li
                 assert abs(weight) <= 1e-12 * max(reference.scale, 1.0), (name, weight)
     matrix = model_matrix(model_weights, intercepts, reference)
     for row, (M, r) in zip(matrix, reference.systems):
-        # The model solves the batch normal equations M_k w_k = r_k (backward error), ...
-        scale = np.abs(M).sum(axis=1).max() * np.abs(row).max() + np.abs(r).max()
+        # The model solves the batch normal equations M_k w_k = r_k (backward error, with the
+        # reference's floor against a right-hand side that cancels to nearly 0), ...
+        size = max(float(np.abs(row).max()), reference.scale)
+        scale = np.abs(M).sum(axis=1).max() * size + np.abs(r).max()
         backward = np.abs(M @ row - r).max() / scale if scale > 0 else 0.0
         assert backward <= 1e-10, f"backward error {backward:.3g} in the batch normal equations"
     # ... and, when the systems determine the weights in double precision, equals the solution.
