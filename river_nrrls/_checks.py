@@ -247,7 +247,8 @@ class LiveParameters:
     _derived_attributes: typing.ClassVar[tuple[str, ...]] = ()
 
     def __setattr__(self, name: str, value: typing.Any) -> None:
-        if name in self.__dict__ and name in parameter_names(type(self)):
+        # Private attributes (the hot path: caches, statistics) are never parameters.
+        if name[0] != "_" and name in self.__dict__ and name in parameter_names(type(self)):
             self._change_parameter(name, value)
         else:
             object.__setattr__(self, name, value)

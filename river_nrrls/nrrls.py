@@ -432,7 +432,8 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         position = self._index.position
         columns = np.array([0] + [position[f] for f in other._index.features], dtype=np.intp)
         self._stats.merge(other._stats, columns)
-        self._bound = None
+        if other._stats.n_classes:
+            self._bound = None  # recomputed at the next learn_one
         if self._recursion is not None:
             self._recursion.rebuild(self._stats)
         self._solution = None
