@@ -3,7 +3,8 @@
 For every class ``c`` the state is its (decayed, weighted) sample mass ``n^c = sum_i m_i``, its
 scatter ``A^c = sum_i m_i x_i x_i^T`` and its sum ``s^c = sum_i m_i x_i``, ``m_i`` being sample
 ``i``'s mass: its weight ``w_i`` (1 by default) times lambda to the number of later arrivals of
-its class (algorithms.md 2.4). All three live in one augmented scatter: column 0 is a constant 1
+its class (algorithms page, "Sufficient statistics and the exact solve"). All three live in one
+augmented scatter: column 0 is a constant 1
 prepended to every sample, so that
 
     scatter^c = sum_i m_i [1, x_i] [1, x_i]^T = [[n^c, s^c^T], [s^c, A^c]]
@@ -11,7 +12,8 @@ prepended to every sample, so that
 and one symmetric rank-1 update (BLAS ``dsyr``) learns a sample. The scatters of all classes are
 stored as one Fortran-ordered ``(D, D, C)`` array, ``data[:, :, c]`` being class ``c``'s.
 
-The one-vs-rest system of class ``k`` (algorithms.md 1; the NR-RLS paper's Appendix B), with
+The one-vs-rest system of class ``k`` (algorithms page, "Total error rate (TER)"; the NR-RLS
+paper's Appendix B), with
 "rest" the union of the other classes, is assembled at solve time:
 
     M_k = w_k A^k + w_rest A^rest + b I,      w_k = 1/n^k, w_rest = 1/n^rest

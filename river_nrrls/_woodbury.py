@@ -1,13 +1,15 @@
 """The NR-RLS paper's Algorithm 1: a recursive inverse per one-vs-rest system.
 
 Kept for reproducing the paper (``NRRLS(solver="woodbury")``); the default solver solves the
-normal equations from the sufficient statistics instead (algorithms.md 2.4), which is cheaper
+normal equations from the sufficient statistics instead (algorithms page, "Sufficient statistics
+and the exact solve"), which is cheaper
 per sample and numerically sound.
 
 For every one-vs-rest system ``k`` the recursion keeps ``R_k^{-1} = M_k^{-1}``. When a sample of
 class ``c`` arrives, each system's positive side (``k == c``) or rest side (``k != c``) changes
 from ``(A_old, n_old)`` to ``(lambda-decayed A_old + w x x^T, n_new)``. The paper's two steps
-(algorithms.md 2.1, with its printing errors fixed) then give the new inverse:
+(algorithms page, "NR-RLS: the paper's recursion", with its printing errors fixed) then give the
+new inverse:
 
     step 4 (downdate):  G^{-1} = R^{-1} - R^{-1} (I + D R^{-1})^{-1} D R^{-1},
                         D = A_decayed / n_new - A_old / n_old  (= -beta S_old when lambda = 1)

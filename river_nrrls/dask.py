@@ -1,7 +1,8 @@
 """Exact NR-RLS on Dask DataFrames: fit by merging per-partition statistics, score in parallel.
 
 NR-RLS's whole state is per-class counts, scatters and sums, which add up across shards
-(algorithms.md 2.4): the model of a whole data set is the sum of the models of its parts,
+(algorithms page, "Sufficient statistics and the exact solve"): the model of a whole data set is
+the sum of the models of its parts,
 
     n^c = sum_p n^c_p,   A^c = sum_p A^c_p,   s^c = sum_p s^c_p
 
@@ -159,7 +160,8 @@ def fit(
 
     Returns
     -------
-    A new NRRLS, or a new pipeline (the same transformers, then the fitted NRRLS).
+    NRRLS | river.compose.Pipeline
+        A new NRRLS, or a new pipeline (the same transformers, then the fitted NRRLS).
 
     Examples
     --------
@@ -318,9 +320,11 @@ def predict(model: NRRLS | compose.Pipeline, frame: dd.DataFrame) -> dd.Series:
 
     Returns
     -------
-    A Dask Series of ``object`` dtype (labels keep their Python types), indexed like ``frame``;
-    ``None`` everywhere for a model that has not learnt anything. The model is copied when this
-    is called: learning more before the result is computed does not change it.
+    dask.dataframe.Series
+        A Dask Series of ``object`` dtype (labels keep their Python types), indexed like
+        ``frame``; ``None`` everywhere for a model that has not learnt anything. The model is
+        copied when this is called: learning more before the result is computed does not
+        change it.
 
     """
     _, empty_index, shipped = _scoring_inputs(model, frame)

@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 from river import metrics
 
 from river_nrrls import NRRLS, PolynomialExtender, cli, datasets
-from river_nrrls import _benchmark_protocol as protocol
-from river_nrrls import _benchmark_stats as bstats
-from river_nrrls import _benchmark_stream as bstream
+from river_nrrls.benchmark import protocol
+from river_nrrls.benchmark import stats as bstats
+from river_nrrls.benchmark import stream as bstream
 
 QUICK_FILES = (
     "README.md",
@@ -255,11 +255,11 @@ def test_stream_gmean_matches_river():
 
 
 def test_missing_matplotlib_exits_2_naming_the_extra(tmp_path, monkeypatch, capsys):
-    from river_nrrls import benchmark
+    from river_nrrls.benchmark import command
 
-    real = benchmark.importlib.util.find_spec
+    real = command.importlib.util.find_spec
     monkeypatch.setattr(
-        benchmark.importlib.util,
+        command.importlib.util,
         "find_spec",
         lambda name, *a: None if name == "matplotlib" else real(name, *a),
     )
@@ -274,7 +274,7 @@ def test_import_does_not_need_matplotlib():
         """
         import sys
         import river_nrrls, river_nrrls.benchmark, river_nrrls.cli
-        import river_nrrls._benchmark_plots, river_nrrls._benchmark_curves
+        import river_nrrls.benchmark.plots, river_nrrls.benchmark.curves
         river_nrrls.cli.build_parser()
         assert "matplotlib" not in sys.modules, "matplotlib imported eagerly"
         assert "imblearn" not in sys.modules

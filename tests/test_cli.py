@@ -214,7 +214,7 @@ def test_markdown_format(capsys):
     code, out, _ = _run(capsys, "evaluate", "--limit", "60", "--format", "markdown")
     assert code == 0
     table = [line for line in out.splitlines() if line.startswith("|")]
-    assert len(table) == 2 + len(cli.DEFAULT_MODELS)
+    assert len(table) == 2 + len(cli.evaluate.DEFAULT_MODELS)
     assert [cell.strip() for cell in table[0].strip("|").split("|")][:2] == ["model", "G-mean"]
     assert set(table[1]) <= set("|-: ")
     assert len({len(line) for line in table}) == 1
@@ -242,7 +242,8 @@ class _Terminal(io.StringIO):
 def test_progress_bar_only_on_a_terminal_or_when_asked(capsys, monkeypatch):
     code, _, err = _run(capsys, "evaluate", "--limit", "50", "--progress")
     assert code == 0
-    assert "nrrls" in err and "100% 50/50" in err and err.count("\n") == len(cli.DEFAULT_MODELS)
+    assert "nrrls" in err and "100% 50/50" in err
+    assert err.count("\n") == len(cli.evaluate.DEFAULT_MODELS)
 
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
@@ -302,12 +303,12 @@ def test_csv_labels_other_than_booleans(capsys, tmp_path):
 def test_binary_only_models_see_booleans():
     x = {"a": 1.0}
     tie = [(x, "b"), (x, "a"), (x, "a"), (x, "b")]
-    assert [y for _, y in cli._boolean_labels(tie)] == [True, False, False, True]
+    assert [y for _, y in cli.evaluate._boolean_labels(tie)] == [True, False, False, True]
     rare_last = [(x, "b"), (x, "b"), (x, "a")]
-    assert [y for _, y in cli._boolean_labels(rare_last)] == [False, False, True]
-    assert cli._boolean_labels([(x, "a"), (x, "b"), (x, "c")]) is None
+    assert [y for _, y in cli.evaluate._boolean_labels(rare_last)] == [False, False, True]
+    assert cli.evaluate._boolean_labels([(x, "a"), (x, "b"), (x, "c")]) is None
     booleans = [(x, True), (x, False)]
-    assert cli._boolean_labels(booleans) is booleans
+    assert cli.evaluate._boolean_labels(booleans) is booleans
 
 
 def test_csv_lowercase_booleans_are_booleans(capsys, tmp_path):
@@ -408,7 +409,7 @@ class _ReferenceMinMax:
 
 
 def test_scaler_gives_zero_for_a_feature_it_has_not_seen():
-    model = cli.build_model("nrrls", scale=True)
+    model = cli.evaluate.build_model("nrrls", scale=True)
     assert model.predict_one({"a": 5.0}) is None  # no NaN reaches NR-RLS's validation
     model.learn_one({"a": 5.0}, True)
     model.learn_one({"a": 7.0}, False)

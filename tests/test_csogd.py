@@ -35,7 +35,7 @@ def _stream() -> list[tuple[dict, bool, float | None]]:
 
 
 class Reference:
-    """CSOGD (algorithms.md section 8) on dense vectors over a fixed feature list (+ a 1)."""
+    """CSOGD (algorithms page, "CSOGD") on dense vectors over a fixed feature list (+ a 1)."""
 
     def __init__(self, features, learning_rate=0.1, loss="II", objective="cost", cost_pos=1.0,
                  cost_neg=1.0, eta_pos=0.5, intercept=False):

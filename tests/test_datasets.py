@@ -3,24 +3,36 @@
 from __future__ import annotations
 
 import functools
+import gzip
+import importlib.util
 import math
 import pathlib
 import re
+import sys
 
 import pytest
 from river import stream
 from river.datasets import base
 
 from river_nrrls import datasets
-from river_nrrls.datasets import _prepare
+from river_nrrls.datasets import _base
 
-SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
-KEEL = SHARED / "data" / "keel"
-needs_shared = pytest.mark.skipif(
-    not (KEEL / "README.md").exists(), reason=f"the raw data folder {KEEL} is absent"
-)
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
+KEEL = DATA / "keel"
 
-# The table of shared/data/keel/README.md: paper number, rows and features here, paper's n+/n-.
+
+def _load_prepare():
+    """The maintainer script ``data/prepare.py`` (outside the installed package) as a module."""
+    spec = importlib.util.spec_from_file_location("_river_nrrls_prepare", DATA / "prepare.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+_prepare = _load_prepare()
+
+# The table of data/README.md: paper number, rows and features here, paper's n+/n-.
 README_TABLE: dict[str, tuple[int, int, int, float]] = {
     "Monks3": (1, 432, 6, 0.98),
     "Sonar": (6, 208, 60, 1.16),
@@ -199,10 +211,23 @@ def test_river_iter_csv_reads_the_same(name: str) -> None:
     assert tuple(via_river) == rows(name)
 
 
-def test_partial_iteration_closes_the_file() -> None:
-    iterator = iter(datasets.Pima())
+def test_partial_iteration_closes_the_file(monkeypatch) -> None:
+    opened = []
+    real_open = gzip.open
+
+    def recording_open(*args, **kwargs):
+        opened.append(real_open(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(_base.gzip, "open", recording_open)
+    dataset = datasets.Pima()
+    assert dataset.feature_names[0] == "pregnancies"  # cached: read and closed before
+    assert len(opened) == 1 and opened[0].closed
+    iterator = iter(dataset)
     next(iterator)
-    iterator.close()  # must not raise nor leak: the file is closed by the generator
+    assert len(opened) == 2 and not opened[1].closed  # the generator holds it open
+    iterator.close()
+    assert opened[1].closed  # closing the half-read generator closes the file
 
 
 @by_name
@@ -287,10 +312,31 @@ def test_vendored_folder_is_small_and_tidy() -> None:
         assert "\r" not in text
 
 
-@needs_shared
 @pytest.mark.parametrize("spec", _prepare.SPECS, ids=lambda spec: spec.name)
-def test_vendored_files_are_what_prepare_builds(spec: _prepare.Spec) -> None:
-    assert _prepare.read_vendored(spec) == _prepare.build_csv(spec, KEEL)
+def test_vendored_files_are_what_prepare_builds(spec) -> None:
+    """data/prepare.py rebuilds every vendored file byte for byte from data/keel."""
+    assert _prepare.DEFAULT_SOURCE == KEEL
+    text = _prepare.build_csv(spec)
+    assert _prepare.read_vendored(spec) == text
+    vendored = pathlib.Path(datasets.__file__).resolve().parent / spec.filename
+    assert _prepare.compress(text) == vendored.read_bytes()
+
+
+def test_raw_folder_holds_exactly_the_sources() -> None:
+    assert {path.name for path in KEEL.glob("*.csv.gz")} == {s.source for s in _prepare.SPECS}
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
+    for spec in _prepare.SPECS:
+        assert f"`{spec.source}`" in readme, spec.source
+
+
+def test_prepare_check_mode_reports_a_changed_file(tmp_path, capsys) -> None:
+    folder = pathlib.Path(datasets.__file__).resolve().parent
+    for spec in _prepare.SPECS[:2]:
+        (tmp_path / spec.filename).write_bytes((folder / spec.filename).read_bytes())
+    assert _prepare.main(["--check", "--dest", str(tmp_path)]) == 1  # the others are missing
+    out = capsys.readouterr().out
+    assert f"{_prepare.SPECS[0].filename}: ok" in out
+    assert f"{_prepare.SPECS[2].filename}: DIFFERS" in out
 
 
 def test_prepare_compress_is_reproducible() -> None:
@@ -298,10 +344,9 @@ def test_prepare_compress_is_reproducible() -> None:
     assert _prepare.compress(text) == _prepare.compress(text)
 
 
-@needs_shared
 def test_readme_tables_agree() -> None:
-    """The numbers copied into this test and into the package match the README's tables."""
-    readme = (KEEL / "README.md").read_text(encoding="utf-8")
+    """The numbers copied into this test and into the package match data/README.md's tables."""
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
     table2 = {}
     table3 = {}
     for line in readme.splitlines():

@@ -1,7 +1,8 @@
 """Merging NR-RLS models (``a + b``, ``a += b``) against a plain-numpy batch TER reference.
 
 NR-RLS's state is per-class counts, scatters and sums, which add up across shards
-(algorithms.md 2.4): two models trained on disjoint parts of a stream must combine into the
+(algorithms page, "Sufficient statistics and the exact solve"): two models trained on disjoint
+parts of a stream must combine into the
 model trained on the whole stream. Every merged model here is compared with the batch TER
 solution of the concatenated stream (``tests/reference.py``, relative error convention there).
 """

@@ -1,7 +1,8 @@
 """Tests of PolynomialExtender (Toh's reduced model and the full one) and PolynomialOrderSelector.
 
 The expansions are checked against plain-Python references written here (loops over the terms
-of algorithms.md section 6, and river's own ``feature_extraction.PolynomialExtender`` for the
+of algorithms page, "Reduced polynomial model (RM)", and river's own
+``feature_extraction.PolynomialExtender`` for the
 full kind); NR-RLS on the expanded features against a plain-numpy batch TER on the expanded
 matrix; the order selector against pipelines raced by hand.
 """
@@ -34,7 +35,8 @@ def _power(name, power):
 
 
 def reference_reduced(x, degree, include_bias=False, aggregate="sum", n_features=None):
-    """Toh's RM terms, one Python loop per block (algorithms.md section 6)."""
+    """Toh's RM terms, one Python loop per block (algorithms page, "Reduced polynomial model
+    (RM)")."""
     present = {name: float(value) for name, value in x.items() if value is not None}
     out = {}
     if include_bias:
@@ -189,7 +191,8 @@ def test_transform_one_matches_reference(rows, params):
 
 @pytest.mark.parametrize(
     ("n_inputs", "degree", "with_bias"),
-    # algorithms.md 6: K = 1 + r + l(2r - 1), e.g. 95 at (8, 6), 249 at (22, 6), 799 at (72, 6)
+    # algorithms page, "Reduced polynomial model (RM)": K = 1 + r + l(2r - 1), e.g. 95 at (8, 6),
+    # 249 at (22, 6), 799 at (72, 6)
     [(8, 6, 95), (22, 6, 249), (72, 6, 799), (3, 2, 12), (166, 3, 834), (8, 1, 9)],
 )
 def test_reduced_count_formula(n_inputs, degree, with_bias):

@@ -1,4 +1,4 @@
-"""Baselines of the NR-RLS paper's comparisons (algorithms.md sections 3-5, 8 and 9)."""
+"""Baselines of the NR-RLS paper's comparisons (documented on the algorithms page)."""
 
 from __future__ import annotations
 

@@ -16,8 +16,9 @@ _LOSSES = ("I", "II")
 class ACOGClassifier(GaussianLinearClassifier):
     """Adaptive regularized cost-sensitive online gradient descent (ACOG), full or diagonal.
 
-    Cost-sensitive online gradient descent (CSOGD, algorithms.md section 8) with AROW-style
-    second-order adaptive regularisation (algorithms.md section 9): weights ``w`` (``mu``) and a
+    Cost-sensitive online gradient descent (CSOGD, algorithms page, "CSOGD") with AROW-style
+    second-order adaptive regularisation (algorithms page, "Perceptron, PA, CW, AROW and ACOG"):
+    weights ``w`` (``mu``) and a
     matrix ``Sigma`` (``Sigma_0 = I``). For a sample ``(x, y)``, ``y in {-1, +1}``, with
     ``rho_y = rho`` for a positive (``True``) sample and 1 for a negative one, if the loss is
     positive (type II: ``rho_y max(0, 1 - y w.x) > 0``; type I: ``max(0, rho_y - y w.x) > 0``):
@@ -34,7 +35,8 @@ class ACOGClassifier(GaussianLinearClassifier):
     * ``"cost"`` (``c_p`` false negatives + ``c_n`` false positives, ``c_n = 1 - c_p``):
       ``rho = c_p / c_n``.
 
-    The update is reconstructed from a public implementation by a co-author (algorithms.md 9)
+    The update is reconstructed from a public implementation by a co-author (algorithms page,
+    "Perceptron, PA, CW, AROW and ACOG")
     and is not verified against the journal text, which gives no default for the learning rate
     and ``gamma`` (both tuned by grid search there): the defaults ``learning_rate = 1`` and
     ``gamma = 1`` are a neutral start (``gamma`` plays AROW's ``r``).

@@ -15,7 +15,8 @@ class AROWClassifier(GaussianLinearClassifier):
 
     A binary linear classifier with a mean ``mu`` and a covariance ``Sigma`` (``Sigma_0 = a I``)
     of its weights. For a sample ``(x, y)``, ``y in {-1, +1}``, with hinge loss
-    ``l = max(0, 1 - y mu.x)`` and ``v = x^T Sigma x`` (algorithms.md section 9, LIBOL's
+    ``l = max(0, 1 - y mu.x)`` and ``v = x^T Sigma x`` (algorithms page, "Perceptron, PA, CW, AROW
+    and ACOG", LIBOL's
     ``AROW``), if ``l > 0``:
 
         beta  = 1 / (v + r)

@@ -15,7 +15,7 @@ class ARRLS(OneVsRestLeastSquares):
     """Approximately reweighted recursive least squares (AR-RLS), a class-rebalancing RLS.
 
     Weighted RLS in which a sample enters with the *current* weight of its class, ``1/k`` for the
-    k-th sample of the class, and keeps that weight forever (algorithms.md section 4, the assumed
+    k-th sample of the class, and keeps that weight forever (algorithms page, "AR-RLS", the assumed
     form of Kim et al. 2013). After every sample the weights are exactly the weighted ridge
 
         w_k = argmin_w  sum_i gamma_i (t_ki - w.x_i)^2 + b |w|^2,    gamma_i = 1 / r_i

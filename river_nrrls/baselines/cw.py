@@ -20,7 +20,8 @@ class CWClassifier(GaussianLinearClassifier):
 
     The weights are a Gaussian ``w ~ N(mu, Sigma)``, ``Sigma_0 = a I``. A sample ``(x, y)``,
     ``y in {-1, +1}``, is learned so that ``w`` classifies it correctly with probability at
-    least ``confidence`` (algorithms.md section 9, ``phi = Phi^-1(confidence)``,
+    least ``confidence`` (algorithms page, "Perceptron, PA, CW, AROW and ACOG", ``phi =
+    Phi^-1(confidence)``,
     ``m = y mu.x``, ``v = x^T Sigma x``).
 
     ``variant="exact"`` (default, LIBOL's ``CW``: the exact convex form of Crammer, Dredze and

@@ -18,7 +18,7 @@ class IRRLS(OneVsRestLeastSquares):
     Every arrival changes the class weights of the total-error-rate (TER) least squares to
     ``1/n^c``, so IR-RLS stores *all* the samples and, on each arrival, re-runs the weighted RLS
     recursion ("iterative inversion") from ``P = I / b`` over every stored sample, each with the
-    current weight of its class (algorithms.md section 5, the assumed form of Jang et al. 2017):
+    current weight of its class (algorithms page, "IR-RLS", the assumed form of Jang et al. 2017):
 
         P <- P - gamma_i P x_i x_i^T P / (1 + gamma_i x_i^T P x_i),   gamma_i = 1 / n^{c_i}
         w_k = P sum_i gamma_i t_ki x_i

@@ -2,8 +2,9 @@
 
 Seventeen binary classification data sets of the paper's Table 2 that are freely available, as
 river `river.datasets.base.FileDataset` objects. Each is a small gzip-compressed CSV
-file inside this package, built once from the KEEL/UCI raw files by ``_prepare.py`` (see its
-docstring). The preprocessing is the same for every data set:
+file inside this package, built once from the KEEL/UCI raw files by the maintainer script
+``data/prepare.py`` of the repository (not installed; the raw files and their provenance are in
+the repository's ``data/`` folder). The preprocessing is the same for every data set:
 
 - rows in the source's order, no row dropped (the sources hold no missing values);
 - each nominal attribute becomes ONE ordinal code, categories numbered in sorted order of their

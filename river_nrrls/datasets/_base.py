@@ -22,7 +22,8 @@ _LABELS = {"True": True, "False": False}
 class KeelDataset(base.FileDataset):
     """Base class of the data sets of the NR-RLS paper that are vendored with this package.
 
-    Each data set is one gzip-compressed CSV file next to this module, written by ``_prepare.py``:
+    Each data set is one gzip-compressed CSV file next to this module, written by the
+    repository's ``data/prepare.py``:
     a header with the feature names then ``label``, one row per sample, every feature already
     scaled to [0, 1] and the label written as ``True`` (minority class) or ``False``. Iterating
     yields ``(x, y)`` pairs with ``x`` a ``dict[str, float]`` in header order and ``y`` a
@@ -51,7 +52,7 @@ class KeelDataset(base.FileDataset):
     paper_shape: typing.ClassVar[tuple[int, int]]
     #: Class ratio n+/n- as printed in the paper's Table 2.
     paper_ratio: typing.ClassVar[float]
-    #: Raw file this data set was built from (in ``shared/data/keel``).
+    #: Raw file this data set was built from (``data/keel/`` in the repository, not installed).
     source: typing.ClassVar[str]
     #: Original class label (as written in the raw file) that is ``True`` here.
     true_class: typing.ClassVar[str]

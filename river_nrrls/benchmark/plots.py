@@ -12,7 +12,7 @@ import typing
 
 import numpy as np
 
-from ._benchmark_stats import Comparison
+from .stats import Comparison
 
 if typing.TYPE_CHECKING:
     from matplotlib.figure import Figure

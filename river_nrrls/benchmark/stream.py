@@ -23,8 +23,8 @@ import typing
 import numpy as np
 from river.datasets import synth
 
-from ._benchmark_protocol import build_learner
-from .datasets.synth import scale_agrawal
+from ..datasets.synth import scale_agrawal
+from .protocol import build_learner
 
 __all__ = ["LONG_STREAM_LEARNERS", "StreamResult", "imbalanced_agrawal", "run_stream"]
 

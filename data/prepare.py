@@ -1,19 +1,21 @@
 """Build the vendored ``*.csv.gz`` files of `river_nrrls.datasets` from the raw KEEL files.
 
-This script is run by hand, once, by a maintainer; the package never imports it at runtime (the
-tests import it to check that the vendored files are exactly what it produces).
+A maintainer's script, run by hand from a checkout of the repository; it is not part of the
+installed package (the tests load it from here to check that the vendored files are exactly
+what it produces).
 
 Input
 -----
-The raw files of ``shared/data/keel/`` (see its ``README.md``), looked up by default next to the
-repository checkout: ``<checkout>/../shared/data/keel``. They are the KEEL ``.dat`` bodies,
+The raw files of ``data/keel/`` in this repository (their provenance is in
+``data/README.md``), the default ``--source``. They are the KEEL ``.dat`` bodies,
 gzip-compressed, without header, comma-separated, class label last; except
 ``german-numeric.csv.gz`` (UCI ``german.data-numeric``: whitespace-separated, label last) and
 ``spectf.csv.gz`` (UCI SPECTF train + test: comma-separated, CRLF line ends, label FIRST).
 
 Output
 ------
-One ``<name>.csv.gz`` per data set, written next to this file: UTF-8, ``\\n`` line ends, a header
+One ``<name>.csv.gz`` per data set, written to ``river_nrrls/datasets/`` (the default ``--dest``):
+UTF-8, ``\\n`` line ends, a header
 with the feature names then ``label``, one row per source row in source order. The gzip stream is
 written with ``mtime=0`` and no file name so that re-running the script gives identical bytes.
 
@@ -36,9 +38,9 @@ Transformations, in this order, identical for every data set:
 
 Usage::
 
-    python river_nrrls/datasets/_prepare.py                 # rewrite the vendored files
-    python river_nrrls/datasets/_prepare.py --check         # exit 1 if any file would change
-    python river_nrrls/datasets/_prepare.py --source DIR --dest DIR
+    python data/prepare.py                      # rewrite the vendored files
+    python data/prepare.py --check              # exit 1 if any file would change
+    python data/prepare.py --source DIR --dest DIR
 
 """
 
@@ -56,10 +58,10 @@ from collections.abc import Sequence
 
 __all__ = ["SPECS", "Spec", "DEFAULT_SOURCE", "DEST", "build_csv", "read_vendored", "main"]
 
-#: Where the raw files are expected: ``<checkout>/../shared/data/keel``.
-DEFAULT_SOURCE = pathlib.Path(__file__).resolve().parents[3] / "shared" / "data" / "keel"
-#: Where the vendored files go: this package's folder.
-DEST = pathlib.Path(__file__).resolve().parent
+#: Where the raw files are: ``data/keel`` beside this script.
+DEFAULT_SOURCE = pathlib.Path(__file__).resolve().parent / "keel"
+#: Where the vendored files go: the folder of `river_nrrls.datasets`.
+DEST = pathlib.Path(__file__).resolve().parents[1] / "river_nrrls" / "datasets"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The NR-RLS paper's protocol (algorithms.md section 10) for ``river-nrrls benchmark``.
+"""The NR-RLS paper's protocol (algorithms page, "Metrics and the evaluation protocol") for
+``river-nrrls benchmark``.
 
 One *task* is one run of 2-fold stratified cross-validation on one bundled data set: the data
 set is split into two halves that keep its class ratio; each half in turn is the training half,
@@ -25,11 +26,11 @@ import numpy as np
 import pandas as pd
 from river import base, imblearn, linear_model, tree
 
-from . import datasets
-from .baselines import ARRLS, IRRLS, ACOGClassifier, AROWClassifier, CWClassifier
-from .model_selection import PolynomialOrderSelector
-from .nrrls import NRRLS
-from .poly import PolynomialExtender
+from .. import datasets
+from ..baselines import ARRLS, IRRLS, ACOGClassifier, AROWClassifier, CWClassifier
+from ..model_selection import PolynomialOrderSelector
+from ..nrrls import NRRLS
+from ..poly import PolynomialExtender
 
 __all__ = [
     "B",
@@ -150,7 +151,8 @@ def raced_orders(settings: Settings, n_features: int) -> tuple[int, ...]:
 
 
 def fit_ter(X: np.ndarray, y: np.ndarray, b: float = B) -> np.ndarray:
-    """Batch TER weights ``[intercept, w_1, ..., w_d]`` of the class ``True`` (algorithms.md 1).
+    """Batch TER weights ``[intercept, w_1, ..., w_d]`` of the class ``True`` (algorithms page,
+    "Total error rate (TER)").
 
     ``w = (X1^T W X1 + b I)^-1 X1^T W t`` with ``X1 = [1, X]``, ``W = diag(1/n^c)`` (0 for an
     empty class) and targets ``t = +1`` (True) / ``-1`` (False): the solution NR-RLS must equal.

@@ -1,65 +1,27 @@
-"""``river-nrrls benchmark``: the NR-RLS paper's comparison, reproduced with one command.
+"""The reports of ``river-nrrls benchmark``: tables, CSV files, figures and ``README.md``.
 
-The protocol of the paper (Jang, section 4.1; algorithms.md section 10) on the bundled data
-sets (inputs in [0, 1]): 10 runs of 2-fold stratified cross-validation; each learner is trained
-online through the training half in a shuffled order and its G-mean measured on the test half;
-b = 1e-4. Every learner runs on the inputs ("linear") and on Toh's reduced polynomial model
-(RM) of an order r chosen on each training half, online, by
-`river_nrrls.PolynomialOrderSelector` (it never sees the test half).
-
-The learners are the paper's (NR-RLS, AR-RLS, RLS, CW, AROW, ACOG, PE, PA; TER and IR-RLS as
-the exact references) and river's usual choices (LogisticRegression, alone and behind river's
-``imblearn.RandomOverSampler``/``RandomUnderSampler``, and ``HoeffdingTreeClassifier``).
-
-Outputs (``--out DIR``): ``README.md`` (the tables: G-mean mean +- std and rank per data set
-with the paper's NR-RLS figure beside ours, average G-mean and rank, Friedman test and Nemenyi
-critical difference, NR-RLS == TER on every fold, CPU times like the paper's Table 4, the orders
-chosen), CSV files of every number (``folds.csv`` holds every fold of every learner) and PNG
-figures: G-mean per data set, critical-difference diagrams, the L2 norm of the weights along a
-stream (the paper's Fig. 2(a)) and the time per sample against samples seen (Fig. 2(c)).
-
-``--long-stream`` runs a synthetic imbalanced stream (200,000 samples by default) instead:
-throughput and prequential G-mean over time of NR-RLS, RLS, AR-RLS and river's learners.
-
-The figures need matplotlib (``pip install 'river-nrrls[bench]'``); it is imported only when
-the command runs, so ``import river_nrrls`` and the other commands work without it.
+`write_protocol_outputs` turns what the paper's protocol measured (an `Outcome`) into the
+files of ``--out``; `write_long_stream_outputs` does the same for ``--long-stream``. Nothing
+here runs a learner: the runs are in `river_nrrls.benchmark.protocol`, `.curves` and `.stream`,
+the statistics in `.stats`, the figures in `.plots` (matplotlib, imported only here, when the
+files are written).
 """
 
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
-import contextlib
 import dataclasses
-import importlib.util
 import io
-import multiprocessing
 import os
 import pathlib
 import platform
-import sys
-import time
-import typing
 
 import numpy as np
 import pandas as pd
 
-from . import __version__, cli, datasets
-from ._benchmark_protocol import (
-    DESCRIPTIONS,
-    ONLINE_LEARNERS,
-    Settings,
-    Task,
-    rm_columns,
-)
-from ._benchmark_stats import Comparison, compare
-
-__all__ = ["QUICK_DATASETS"]
-
-#: The data sets of ``--quick``.
-QUICK_DATASETS: tuple[str, ...] = ("Bupa", "Heart", "Sonar")
-DEFAULT_OUT = "benchmark-results"
-BENCH_EXTRA = "river-nrrls[bench]"
+from .. import __version__, datasets
+from .protocol import DESCRIPTIONS, ONLINE_LEARNERS, Settings, rm_columns
+from .stats import Comparison, compare
 
 #: Fig. 2(a) is drawn on this data set, Fig. 2(c) on the first samples of that one.
 WEIGHT_NORM_DATASET = "Pima"
@@ -72,166 +34,11 @@ PAPER_TABLE4: dict[str, tuple[float, float, float]] = {
     "Mushroom": (0.2729, 0.0580, 37.22),
 }
 
-_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-# ------------------------------------------------------------------------------ arguments
-
-
-def _positive_int(text: str) -> int:
-    return cli._positive_int(text)
-
-
-def _dataset_list(text: str) -> list[str]:
-    names = []
-    for name in (part.strip() for part in text.split(",")):
-        if not name:
-            continue
-        try:
-            names.append(type(datasets.load(name)).__name__)
-        except KeyError:
-            known = ", ".join(n.lower() for n in datasets.NAMES)
-            raise argparse.ArgumentTypeError(
-                f"unknown data set {name!r}; choose from {known}"
-            ) from None
-    if not names:
-        raise argparse.ArgumentTypeError("no data set given")
-    return list(dict.fromkeys(names))
-
-
-def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out",
-        metavar="DIR",
-        default=DEFAULT_OUT,
-        help=f"folder for the tables, CSV files and figures (default: ./{DEFAULT_OUT})",
-    )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help=(
-            f"a smoke run in well under a minute: {', '.join(QUICK_DATASETS)}, 2 runs, RM "
-            "orders 1-2, Fig. 2(c) on 300 samples; with --long-stream, 20,000 samples"
-        ),
-    )
-    parser.add_argument(
-        "--jobs",
-        type=_positive_int,
-        default=1,
-        metavar="N",
-        help="worker processes, one (data set, run) task at a time each (default: 1)",
-    )
-    parser.add_argument(
-        "--datasets",
-        type=_dataset_list,
-        metavar="A,B",
-        help="comma-separated bundled data sets (default: all 17; --quick: the 3 above)",
-    )
-    parser.add_argument(
-        "--runs",
-        type=_positive_int,
-        metavar="N",
-        help="runs of 2-fold cross-validation (default: 10, the paper's; --quick: 2)",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=42, help="seed of the splits, shuffles and samplers"
-    )
-    parser.add_argument(
-        "--long-stream",
-        action="store_true",
-        help="run the long synthetic imbalanced stream instead of the paper's protocol",
-    )
-    parser.add_argument(
-        "--samples",
-        type=_positive_int,
-        metavar="N",
-        help="length of the long stream (default: 200,000; --quick: 20,000)",
-    )
-    parser.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="progress bar on stderr (default: only when stderr is a terminal)",
-    )
-
-
-# ----------------------------------------------------------------------------- execution
-
-
-@contextlib.contextmanager
-def blas_environment(threads: int | None) -> typing.Iterator[None]:
-    """Environment for the processes started inside: ``threads`` BLAS threads (None: as is).
-
-    The parent's numpy is already loaded, so the variables only matter to fresh (spawned) worker
-    processes. The benchmarks give their workers one thread: the systems are small, and several
-    threads per worker on a shared machine only slow them down.
-
-    """
-    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
-    if threads is not None:
-        os.environ.update({name: str(threads) for name in _THREAD_VARIABLES})
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
-def _run_jobs(
-    jobs: list[tuple[typing.Callable, tuple]],
-    n_workers: int,
-    bar: cli._ProgressBar,
-) -> list:
-    """Run ``function(*args)`` for every job in worker processes; results in job order."""
-    results: list = [None] * len(jobs)
-    context = multiprocessing.get_context("spawn")
-    with blas_environment(1):
-        with concurrent.futures.ProcessPoolExecutor(n_workers, mp_context=context) as pool:
-            futures = {pool.submit(function, *args): i for i, (function, args) in enumerate(jobs)}
-            bar.update(0)
-            for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
-                results[futures[future]] = future.result()
-                bar.update(done)
-    bar.close()
-    return results
-
-
-def _progress_stream(args: argparse.Namespace) -> typing.TextIO | None:
-    show = args.progress
-    if show is None:
-        show = sys.stderr is not None and sys.stderr.isatty()
-    return sys.stderr if show else None
-
-
-def _check_matplotlib() -> None:
-    if importlib.util.find_spec("matplotlib") is None:
-        raise cli.UsageError(
-            f"the benchmark draws its figures with matplotlib, which is not installed: "
-            f"pip install '{BENCH_EXTRA}'"
-        )
-
-
-def _run_benchmark(args: argparse.Namespace) -> int:
-    _check_matplotlib()
-    out = pathlib.Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise cli.UsageError(f"cannot create {out}: {error.strerror or error}") from None
-    if args.long_stream:
-        return _long_stream(args, out)
-    return _run_protocol(args, out)
-
-
-# -------------------------------------------------------------------------- the protocol
 
 
 @dataclasses.dataclass
-class _Outcome:
-    """Everything the protocol measured."""
+class Outcome:
+    """Everything the protocol measured (the input of `write_protocol_outputs`)."""
 
     records: pd.DataFrame
     checks: pd.DataFrame
@@ -240,47 +47,7 @@ class _Outcome:
     times: dict[str, np.ndarray]
 
 
-def _task_cost(task: Task) -> float:
-    dataset = datasets.load(task.dataset)
-    return dataset.n_samples * dataset.n_features * (3.0 if task.run == 0 else 1.0)
-
-
-def _run_protocol(args: argparse.Namespace, out: pathlib.Path) -> int:
-    """The paper's protocol: run, then write the tables and figures to ``out``."""
-    from . import _benchmark_curves, _benchmark_protocol
-
-    quick = args.quick
-    names = args.datasets or list(QUICK_DATASETS if quick else datasets.NAMES)
-    settings = Settings(
-        runs=args.runs or (2 if quick else 10),
-        orders=(1, 2) if quick else (1, 2, 3, 4, 5, 6),
-        irrls_timing=() if quick else Settings().irrls_timing,
-        seed=args.seed,
-    )
-    tasks = [Task(name, run, settings) for name in names for run in range(settings.runs)]
-    tasks.sort(key=_task_cost, reverse=True)  # the long tasks first, for a balanced finish
-    time_samples = 300 if quick else 3000
-    jobs: list[tuple[typing.Callable, tuple]] = [
-        (_benchmark_curves.time_per_sample, (TIME_DATASET, settings.seed, time_samples)),
-        (_benchmark_curves.weight_norms, (WEIGHT_NORM_DATASET, settings.seed)),
-    ] + [(_benchmark_protocol.run_task, (task,)) for task in tasks]
-    bar = cli._ProgressBar("benchmark", len(jobs), _progress_stream(args))
-    start = time.perf_counter()
-    times, norms, *task_results = _run_jobs(jobs, args.jobs, bar)
-    wall = time.perf_counter() - start
-    outcome = _Outcome(
-        records=pd.DataFrame([r for records, _, _ in task_results for r in records]),
-        checks=pd.DataFrame([c for _, checks, _ in task_results for c in checks]),
-        selections=pd.DataFrame([s for _, _, selections in task_results for s in selections]),
-        weight_norms=norms,
-        times=times,
-    )
-    report = _write_protocol_outputs(outcome, names, settings, args, out, wall)
-    print(report)
-    return 0
-
-
-def _sort_frames(outcome: _Outcome, names: list[str]) -> None:
+def _sort_frames(outcome: Outcome, names: list[str]) -> None:
     """Sort the frames by data set (in the given order), run, fold, feature set and model."""
     position = {name: i for i, name in enumerate(names)}
     model_position = {name: i for i, name in enumerate((*ONLINE_LEARNERS, "TER", "IR-RLS"))}
@@ -330,7 +97,7 @@ def _fmt(value: float, digits: int = 3) -> str:
     return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 
-def _markdown(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
+def markdown(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
     align = align or "l" + "r" * (len(header) - 1)
     rule = [":---" if a == "l" else "---:" for a in align]
     lines = [header, rule, *rows]
@@ -378,7 +145,7 @@ def _gmean_table(
     ]
     ranks = ["**average rank**"] + ([""] if orders is not None else [])
     ranks += [f"{r:.2f}" for r in comparison.average_ranks] + [""] * (1 + len(extra))
-    return _markdown(header, rows + [average, ranks])
+    return markdown(header, rows + [average, ranks])
 
 
 def _ranking_table(comparison: Comparison, means: pd.DataFrame) -> str:
@@ -402,7 +169,7 @@ def _ranking_table(comparison: Comparison, means: pd.DataFrame) -> str:
             ]
         )
     header = ["place", "learner", "average G-mean", "average rank", "worse than the first (CD)?"]
-    return _markdown(header, rows, "rlrrl")
+    return markdown(header, rows, "rlrrl")
 
 
 def _paper_methods_table(summary_rm: pd.DataFrame, summary_lin: pd.DataFrame, names) -> str:
@@ -424,10 +191,10 @@ def _paper_methods_table(summary_rm: pd.DataFrame, summary_lin: pd.DataFrame, na
             ]
         )
     header = ["method", "paper (Table 3)", "ours, RM", "ours, linear", "ours RM - paper"]
-    return _markdown(header, rows)
+    return markdown(header, rows)
 
 
-#: What differs between the bundled data set and the paper's (shared/data/keel/README.md).
+#: What differs between the bundled data set and the paper's (data/README.md in the repository).
 VERSION_NOTES: dict[str, str] = {
     "Monks3": "the full noise-free 432 rows (KEEL's 'monk-2' file), not the paper's 122-row "
     "training split",
@@ -468,7 +235,7 @@ def _paper_comparison(summary_rm: pd.DataFrame, summary_lin: pd.DataFrame, names
                 VERSION_NOTES.get(name, ""),
             ]
         )
-    table = _markdown(
+    table = markdown(
         ["data set", "paper NR-RLS", "ours, RM", "RM - paper", "ours, inputs", "inputs - paper",
          "our data set version"],
         rows,
@@ -521,7 +288,7 @@ def _cpu_tables(records: pd.DataFrame, names: list[str]) -> tuple[str, str, pd.D
                 f"{paper[2] / paper[0]:.0f}x / {paper[0] / paper[1]:.1f}x" if paper else "",
             ]
         )
-    table4 = _markdown(
+    table4 = markdown(
         [
             "data set",
             "NR-RLS (s)",
@@ -544,7 +311,7 @@ def _cpu_tables(records: pd.DataFrame, names: list[str]) -> tuple[str, str, pd.D
                 [name, features]
                 + [f"{table[(name, m)]:.4f}" if (name, m) in table.index else "—" for m in models]
             )
-    wide = _markdown(["data set", "features", *models], wide_rows, "ll" + "r" * len(models))
+    wide = markdown(["data set", "features", *models], wide_rows, "ll" + "r" * len(models))
     return table4, wide, cpu
 
 
@@ -591,11 +358,11 @@ def _orders_table(selections: pd.DataFrame, names: list[str]) -> tuple[str, pd.S
         )
     header = ["data set", "l", "orders raced", "K + 1 at the top order", "chosen (folds)",
               "selection CPU s / fold"]
-    return _markdown(header, rows), pd.Series(compact)
+    return markdown(header, rows), pd.Series(compact)
 
 
-def _write_protocol_outputs(
-    outcome: _Outcome,
+def write_protocol_outputs(
+    outcome: Outcome,
     names: list[str],
     settings: Settings,
     args: argparse.Namespace,
@@ -603,7 +370,7 @@ def _write_protocol_outputs(
     wall: float,
 ) -> str:
     """Write every table, CSV file and figure; return the short report for stdout."""
-    from . import _benchmark_plots as plots
+    from . import plots
 
     _sort_frames(outcome, names)
     outcome.records.to_csv(out / "folds.csv", index=False, float_format="%.6g")
@@ -722,7 +489,8 @@ Generated by `{command}` (river_nrrls {__version__}, numpy {np.__version__}, Pyt
 
 ## Protocol
 
-The NR-RLS paper's protocol (section 4.1; `shared/docs/algorithms.md` section 10) on
+The NR-RLS paper's protocol (section 4.1; the documentation's algorithms page, "Metrics and the
+evaluation protocol") on
 {n_datasets} bundled data sets (inputs min-max scaled to [0, 1] over the whole data set):
 {settings.runs} runs of 2-fold **stratified** cross-validation ({folds} folds per data set;
 splits, shuffles and samplers seeded from seed {settings.seed}, run and fold). Each learner is
@@ -815,7 +583,8 @@ paper's Table 3 figure for NR-RLS (its own data set versions and order choice).
 {_paper_comparison(summaries['rm'], summaries['linear'], names)}
 
 Why the figures differ: (1) the data set versions differ (last column;
-`shared/data/keel/README.md`); (2) the paper does not say how it chose r per data set: here it is
+`data/README.md` in the repository); (2) the paper does not say how it chose r per data set: here
+it is
 chosen online on each training half (choosing it on the test half would be optimistic), and a
 data set where our RM result is far above the paper's figure (while our result on the inputs is
 close to it) suggests the paper used the linear model or a low order there; (3) RM uses the
@@ -878,20 +647,15 @@ def _timing_text(settings: Settings) -> str:
 # ------------------------------------------------------------------------ the long stream
 
 
-def _long_stream(args: argparse.Namespace, out: pathlib.Path) -> int:
-    from . import _benchmark_plots as plots
-    from . import _benchmark_stream as stream
+def write_long_stream_outputs(
+    results: list, args: argparse.Namespace, out: pathlib.Path, n_samples: int, window: int,
+    wall: float,
+) -> str:
+    """Write the long stream's CSV files, figure and ``README.md``; return its table."""
+    from . import plots
+    from . import stream as long_stream
+    from .stream import AGRAWAL_FUNCTION, PERTURBATION, POSITIVE_KEEP
 
-    n_samples = args.samples or (20_000 if args.quick else 200_000)
-    window = max(1, n_samples // 40)
-    jobs = [
-        (stream.run_stream, (learner, n_samples, args.seed, window))
-        for learner in stream.LONG_STREAM_LEARNERS
-    ]
-    bar = cli._ProgressBar("long stream", len(jobs), _progress_stream(args))
-    start = time.perf_counter()
-    results = _run_jobs(jobs, args.jobs, bar)
-    wall = time.perf_counter() - start
     rows = []
     for result in results:
         for t, cumulative, windowed in zip(result.samples, result.cumulative, result.windowed):
@@ -924,7 +688,7 @@ def _long_stream(args: argparse.Namespace, out: pathlib.Path) -> int:
         window,
         out / "gmean_over_time.png",
     )
-    table = _markdown(
+    table = markdown(
         ["learner", "samples/s", "seconds", "prequential G-mean", "G-mean, last window"],
         [
             [
@@ -942,8 +706,6 @@ def _long_stream(args: argparse.Namespace, out: pathlib.Path) -> int:
         f"river-nrrls benchmark --long-stream{' --quick' if args.quick else ''} --samples "
         f"{n_samples} --jobs {args.jobs} --out {args.out}"
     )
-    from ._benchmark_stream import AGRAWAL_FUNCTION, PERTURBATION, POSITIVE_KEEP
-
     text = f"""# A long imbalanced stream: throughput and G-mean over time
 
 Generated by `{command}`
@@ -963,21 +725,10 @@ G-mean of the last window is over the last {window:,} samples.
 
 ![G-mean over time](gmean_over_time.png)
 
-Learners: {', '.join(f'**{m}** {DESCRIPTIONS[m]}' for m in stream.LONG_STREAM_LEARNERS)}.
+Learners: {', '.join(f'**{m}** {DESCRIPTIONS[m]}' for m in long_stream.LONG_STREAM_LEARNERS)}.
 
 Files: `throughput.csv` (the table), `gmean_over_time.csv` (cumulative and per-window G-mean
 every {window:,} samples).
 """
     (out / "README.md").write_text(text, encoding="utf-8")
-    print(table)
-    print(f"written to {out} in {wall:.0f} s")
-    return 0
-
-
-cli.register_command(
-    "benchmark",
-    help="reproduce the NR-RLS paper's comparison (tables, statistics and figures)",
-    add_arguments=_add_arguments,
-    run=_run_benchmark,
-    description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-)
+    return table

@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 
-from ._benchmark_protocol import B, as_dicts, fit_ter, load_matrix
-from .baselines import ARRLS, IRRLS
-from .nrrls import NRRLS
+from ..baselines import ARRLS, IRRLS
+from ..nrrls import NRRLS
+from .protocol import B, as_dicts, fit_ter, load_matrix
 
 __all__ = ["time_per_sample", "weight_norms"]
 

@@ -1,0 +1,67 @@
+"""mkdocs hooks of the documentation site (``hooks:`` in ``mkdocs.yml``; not a page).
+
+- The committed benchmark results (``benchmarks/results/``) and the notebooks (``notebooks/``)
+  are served from where they live in the repository, not copied into ``docs/``: their files are
+  added to the site as ``results/...`` and ``notebooks/...``, so a results page's relative
+  image links work unchanged and the notebooks are rendered by mkdocs-jupyter.
+- ``<!-- cli-help COMMAND -->`` in a page becomes the ``--help`` text of ``river-nrrls
+  COMMAND`` (or of ``river-nrrls`` itself with ``main``), taken from the parser at build time,
+  so that the documented usage cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File, Files
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+#: Repository folders served as the site folder of the same (last) name, and their file types.
+MOUNTS = {
+    "benchmarks/results": {".md", ".png", ".csv"},
+    "notebooks": {".md", ".ipynb"},
+}
+
+_CLI_HELP = re.compile(r"<!-- cli-help (\w+) -->")
+
+
+@event_priority(100)  # before mkdocs-jupyter's on_files, which picks up the notebooks added here
+def on_files(files: Files, config) -> Files:
+    for source, suffixes in MOUNTS.items():
+        folder = ROOT / source
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.suffix in suffixes:
+                # A real file (not File.generated): mkdocs-jupyter's wrapper needs its src_dir.
+                relative = path.relative_to(folder.parent).as_posix()
+                files.append(
+                    File(
+                        relative,
+                        src_dir=str(folder.parent),
+                        dest_dir=config["site_dir"],
+                        use_directory_urls=config["use_directory_urls"],
+                    )
+                )
+    return files
+
+
+def _help(command: str) -> str:
+    from river_nrrls import cli
+
+    parser = cli.build_parser()
+    if command == "main":
+        return parser.format_help()
+    subparsers = next(
+        action for action in parser._actions if action.__class__.__name__ == "_SubParsersAction"
+    )
+    return subparsers.choices[command].format_help()
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    def replace(match: re.Match) -> str:
+        text = _help(match.group(1)).replace("\t", "    ")
+        return "```text\n" + text.rstrip() + "\n```"
+
+    return _CLI_HELP.sub(replace, markdown)

@@ -1,0 +1,194 @@
+"""The ``river-nrrls`` command (also ``python -m river_nrrls``).
+
+Subcommands live in the `COMMANDS` registry: a name mapped to a `Command` (a help
+line, a function that adds the subcommand's options to its parser and a function that runs it).
+A module adds a subcommand with `register_command`, called when the module is imported:
+``evaluate`` (`river_nrrls.cli.evaluate`, imported by this package) and ``benchmark``
+(`river_nrrls.benchmark`, one of the `COMMAND_MODULES`, imported when they exist before the
+parser is built, so that such a subcommand appears by itself once its module is written).
+
+A subcommand's ``run(args)`` returns the exit code. It reports a problem with the user's input
+(a bad file, an unknown name) by raising `UsageError`: `main` prints its message as
+one line on stderr and exits with code 2, never with a traceback.
+
+The names of ``evaluate`` that a script may want (`evaluate_models`, `read_csv`, the model
+registry) are re-exported here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import importlib.util
+import io
+import os
+import sys
+import typing
+
+__all__ = [
+    "COMMANDS",
+    "COMMAND_MODULES",
+    "Command",
+    "MODELS",
+    "ModelSpec",
+    "Result",
+    "UsageError",
+    "build_parser",
+    "evaluate_models",
+    "main",
+    "read_csv",
+    "register_command",
+    "register_model",
+]
+
+PROG = "river-nrrls"
+
+
+class UsageError(Exception):
+    """A problem with the user's input: reported as one line on stderr, exit code 2."""
+
+
+# ------------------------------------------------------------------------ subcommand registry
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """A subcommand: its help line, ``add_arguments(parser)`` and ``run(args) -> exit code``."""
+
+    help: str
+    add_arguments: typing.Callable[[argparse.ArgumentParser], None]
+    run: typing.Callable[[argparse.Namespace], int]
+    description: str | None = None
+
+
+#: Subcommands by name, in the order they appear in ``--help``.
+COMMANDS: dict[str, Command] = {}
+
+#: Modules imported (if they exist) before the parser is built; each registers its subcommand.
+COMMAND_MODULES: tuple[str, ...] = ("river_nrrls.benchmark",)
+
+
+def register_command(
+    name: str,
+    help: str,
+    add_arguments: typing.Callable[[argparse.ArgumentParser], None],
+    run: typing.Callable[[argparse.Namespace], int],
+    description: str | None = None,
+) -> None:
+    """Add (or replace) the subcommand ``name``."""
+    COMMANDS[name] = Command(help, add_arguments, run, description)
+
+
+def _import_command_modules() -> None:
+    for module in COMMAND_MODULES:
+        # find_spec, not a caught ImportError: an import error *inside* a module must show.
+        if importlib.util.find_spec(module) is not None:
+            importlib.import_module(module)
+
+
+# ------------------------------------------------------------------------ shared helpers
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+class _ProgressBar:
+    """A one-line progress bar on a text stream (nothing at all when disabled)."""
+
+    def __init__(self, label: str, total: int, stream: typing.TextIO | None, width: int = 30):
+        self.label = label
+        self.total = total
+        self.stream = stream
+        self.width = width
+
+    def update(self, done: int) -> None:
+        if self.stream is None:
+            return
+        fraction = done / self.total if self.total else 1.0
+        filled = round(fraction * self.width)
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {fraction:4.0%} {done}/{self.total}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# --------------------------------------------------------------------------------- entry point
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every registered subcommand."""
+    _import_command_modules()
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Exact online classifiers for imbalanced streams (NR-RLS) for river.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, command in COMMANDS.items():
+        subparser = subparsers.add_parser(
+            name,
+            help=command.help,
+            description=command.description or command.help,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.add_arguments(subparser)
+        subparser.set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: typing.Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
+
+    Usage errors print one line on stderr and give 2 (argparse's own errors print the usage
+    too); the function returns instead of exiting, so that it can be called from Python.
+
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, or a usage error already printed by argparse
+        if exit_.code is None:
+            return 0
+        return exit_.code if isinstance(exit_.code, int) else 2
+    try:
+        return args.run(args)
+    except UsageError as error:
+        print(f"{PROG} {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of stdout went away (``| head``): no traceback
+        _silence_stdout()
+        return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+
+
+# The evaluate command registers itself when imported; its names are re-exported.
+from .evaluate import (  # noqa: E402
+    MODELS,
+    ModelSpec,
+    Result,
+    evaluate_models,
+    read_csv,
+    register_model,
+)
