@@ -25,6 +25,7 @@ _ESTIMATORS = {
     "AROWClassifier": ".baselines",
     "ACOGClassifier": ".baselines",
     "CSOGDClassifier": ".baselines",
+    "merge": "._merging",
 }
 _SUBMODULES = {"baselines", "dask", "datasets", "metrics", "model_selection"}
 
@@ -41,6 +42,7 @@ __all__ = [
     "CSOGDClassifier",
     "datasets",
     "metrics",
+    "merge",
 ]
 
 if typing.TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports

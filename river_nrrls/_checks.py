@@ -2,21 +2,89 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
+import pickle
 import typing
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
+    "STATISTICS_LIMIT",
+    "LiveParameters",
+    "parameter_names",
     "as_label",
+    "check_label",
+    "check_labels",
+    "is_missing",
+    "short_repr",
     "check_bool",
     "check_real",
     "factorize_labels",
     "label_sign",
     "sample_weights",
 ]
+
+
+#: The largest sum of (weighted, decayed) squares of one feature, or class mass, that a model's
+#: statistics may hold: a sample or merge that would go beyond it is refused before anything is
+#: committed. With it, every class scatter (and any sum of up to 1e8 of them) stays far from
+#: the float overflow at 1.8e308, so the statistics and the solves stay finite; a single value
+#: beyond 1e150 (whose square is 1e300) is refused.
+STATISTICS_LIMIT = 1e300
+
+
+def short_repr(value: typing.Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a 600-digit int is not worth printing)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 20]}...{text[-10:]} ({len(text)} characters)"
+
+
+def is_missing(value: typing.Any) -> bool:
+    """True for the missing-value markers: None, NaN (float or numpy), ``pd.NA`` and ``NaT``."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return math.isnan(value)
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
+    return False
+
+
+def check_label(label: typing.Any) -> typing.Hashable:
+    """A class label as stored (see `as_label`); a missing label raises ``ValueError``.
+
+    None, NaN, ``pd.NA`` and ``NaT`` are not classes: ``NaN != NaN`` would make every such
+    sample a class of its own. river's ``stream.iter_pandas`` yields them for a target with gaps.
+
+    """
+    if is_missing(label):
+        raise ValueError(f"the label is missing ({label!r}): drop the samples that have no label")
+    return as_label(label)
+
+
+def check_labels(y: typing.Any) -> None:
+    """Raise ``ValueError`` naming the first row of a mini-batch whose label is missing."""
+    if isinstance(y, pd.Series):
+        index, values = y.index, y
+        missing = y.isna().to_numpy()
+    else:
+        values = np.empty(len(y), dtype=object)
+        values[:] = list(y)
+        index = range(len(values))
+        missing = pd.isna(values)
+    if missing.any():
+        position = int(np.argmax(missing))
+        value = values.iloc[position] if isinstance(values, pd.Series) else values[position]
+        raise ValueError(
+            f"the label of row {list(index)[position]!r} is missing ({value!r}): "
+            "drop the samples that have no label"
+        )
 
 
 def check_real(
@@ -31,18 +99,19 @@ def check_real(
     if type(value) is float:  # the common case first (per-sample costs are checked with this)
         number = value
     elif isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
+        raise TypeError(f"{name} must be a real number, got {short_repr(value)}")
     else:
         try:
             number = float(value)
         except OverflowError:  # an int too large for a float
-            raise ValueError(f"{name} must be finite, got {value!r}") from None
+            raise ValueError(f"{name} must be finite, got {short_repr(value)}") from None
     if not math.isfinite(number):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {short_repr(value)}")
     if low is not None and (number < low or (low_open and number == low)):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
+        comparison = ">" if low_open else ">="
+        raise ValueError(f"{name} must be {comparison} {low}, got {short_repr(value)}")
     if high is not None and number > high:
-        raise ValueError(f"{name} must be <= {high}, got {value!r}")
+        raise ValueError(f"{name} must be <= {high}, got {short_repr(value)}")
     return number
 
 
@@ -129,3 +198,99 @@ def sample_weights(w: typing.Any, y: typing.Any) -> np.ndarray | None:
         row = list(index)[int(np.argmax(bad))]
         raise ValueError(f"w must be finite and >= 0, got {weights[bad][0]!r} at row {row!r}")
     return weights
+
+
+@functools.cache
+def parameter_names(cls: type) -> tuple[str, ...]:
+    """The names of the parameters of ``cls.__init__`` (river's ``_get_params`` keys)."""
+    parameters = inspect.signature(cls.__init__).parameters
+    return tuple(
+        name
+        for name, parameter in parameters.items()
+        if name != "self"
+        and parameter.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    )
+
+
+def _same(value: typing.Any, other: typing.Any) -> bool:
+    """Whether two parameter values are the same (same type, equal); never raises."""
+    if value is other:
+        return True
+    try:
+        return type(value) is type(other) and bool(value == other)
+    except Exception:
+        return False
+
+
+class LiveParameters:
+    """Mixin: setting a constructor parameter after construction is validated and takes effect.
+
+    Estimators cache validated values of their parameters (``self._l2`` for ``self.l2``), so a
+    plain attribute assignment would be silently ignored. With this mixin ``model.l2 = 10``
+    validates the new set of parameters exactly as the constructor would (raising, with the
+    model unchanged, if it is invalid), then:
+
+    - a model that has learnt nothing yet becomes the model constructed with the new parameters;
+    - otherwise a parameter that only enters the computations (a rate, a cost, a threshold...)
+      takes effect from then on: the private values listed in ``_derived_attributes`` are
+      taken from the validated construction (`_adopt`, which a subclass can extend, say to
+      rebuild what depends on the parameter);
+    - a parameter in ``_state_parameters`` shapes what the model has learnt (the layout of its
+      features, an inverse built with the old value...): changing it after learning raises a
+      ``ValueError`` that points to ``clone``.
+
+    River's ``mutate`` works on the same parameters (``_mutable_attributes``).
+
+    """
+
+    _state_parameters: typing.ClassVar[frozenset[str]] = frozenset()
+    _derived_attributes: typing.ClassVar[tuple[str, ...]] = ()
+
+    def __setattr__(self, name: str, value: typing.Any) -> None:
+        # Private attributes (the hot path: caches, statistics) are never parameters.
+        if name[0] != "_" and name in self.__dict__ and name in parameter_names(type(self)):
+            self._change_parameter(name, value)
+        else:
+            object.__setattr__(self, name, value)
+
+    @property
+    def _mutable_attributes(self) -> set[str]:
+        return set(parameter_names(type(self))) - self._state_parameters
+
+    def _parameters(self) -> dict[str, typing.Any]:
+        return {name: self.__dict__[name] for name in parameter_names(type(self))}
+
+    def _change_parameter(self, name: str, value: typing.Any) -> None:
+        old = self._parameters()
+        trial = type(self)(**{**old, name: value})  # validates, as the constructor does
+        if _same(value, old[name]):
+            return
+        if self._has_learnt(old):
+            if name in self._state_parameters:
+                raise ValueError(
+                    f"{type(self).__name__}.{name} cannot be changed once the model has learnt "
+                    f"(it shapes the learnt state): use model.clone({{{name!r}: ...}}) for a "
+                    "fresh model with the new value"
+                )
+            self._adopt(trial, name)
+        else:
+            self.__dict__.update(trial.__dict__)
+
+    def _has_learnt(self, parameters: dict[str, typing.Any]) -> bool:
+        """Whether the state differs from that of a fresh model with these parameters."""
+        try:
+            return pickle.dumps(self) != pickle.dumps(type(self)(**parameters))
+        except Exception:  # an unpicklable part: assume it has learnt
+            return True
+
+    def _adopt(self, trial: typing.Any, name: str) -> None:
+        """Take the new parameter and the private values derived from the parameters."""
+        object.__setattr__(self, name, trial.__dict__[name])
+        for attribute in self._derived_attributes:
+            object.__setattr__(self, attribute, trial.__dict__[attribute])
+
+
+def row_name(index: typing.Any, position: int) -> typing.Any:
+    """The label of row ``position`` of a pandas index, as a Python scalar (for messages)."""
+    label = index[position]
+    return label.item() if isinstance(label, np.generic) else label

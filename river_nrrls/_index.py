@@ -1,9 +1,9 @@
 """The one mapping between river's feature dicts and dense numpy vectors.
 
 Every estimator of this package goes through `FeatureIndex`: it validates values
-(non-finite or non-numeric values raise an error naming the feature), treats ``None`` in a dict
-and ``NaN`` in a DataFrame as *missing* (that is, zero, the value the statistics already assume
-for an absent feature), and gives every feature a stable dense column.
+(non-finite or non-numeric values raise an error naming the feature), treats ``None`` or
+``pd.NA`` in a dict and ``NaN`` in a DataFrame as *missing* (that is, zero, the value the
+statistics already assume for an absent feature), and gives every feature a stable dense column.
 
 New features never change the index by themselves: `FeatureIndex.encode_one` and
 `FeatureIndex.encode_many` only *report* the new features (with the columns they would
@@ -17,12 +17,15 @@ feature gets does not depend on the order of the keys of ``x``.
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import typing
 
 import numpy as np
 import pandas as pd
+
+from ._checks import short_repr
 
 __all__ = [
     "FeatureIndex",
@@ -51,29 +54,41 @@ def sort_features(features: typing.Iterable[typing.Hashable]) -> list:
 def check_value(name: typing.Hashable, value: typing.Any) -> float | None:
     """Return ``value`` as a finite float, ``None`` for a missing value, or raise naming ``name``.
 
-    Booleans count as 0/1. Strings, containers and other non-numbers raise ``TypeError``; NaN,
-    infinities and numbers too large for a float raise ``ValueError``.
+    ``None`` and ``pd.NA`` are missing. Booleans count as 0/1; ``Fraction`` and ``Decimal`` are
+    numbers like ints and floats. Strings, containers and other non-numbers raise ``TypeError``;
+    NaN, infinities and numbers too large for a float raise ``ValueError``.
 
     """
-    if value is None:
+    if value is None or value is pd.NA:
         return None
-    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
+    if isinstance(value, (str, bytes)) or not isinstance(
+        value, (numbers.Real, np.bool_, decimal.Decimal)
+    ):
         raise TypeError(
-            f"feature {name!r} has a non-numeric value {value!r} of type {type(value).__name__}"
+            f"feature {name!r} has a non-numeric value {short_repr(value)} "
+            f"of type {type(value).__name__}"
         )
     try:
         number = float(value)
     except (OverflowError, TypeError, ValueError) as error:
-        raise ValueError(f"feature {name!r} has a value {value!r} that is not a float") from error
+        raise ValueError(
+            f"feature {name!r} has a value {short_repr(value)} that is not a float"
+        ) from error
     if not math.isfinite(number):
-        raise ValueError(f"feature {name!r} has a non-finite value {value!r}")
+        raise ValueError(f"feature {name!r} has a non-finite value {short_repr(value)}")
     return number
 
 
 def _finite_sum(values: typing.Iterable) -> bool:
-    """True when the (int/float) values sum to a finite number: none is NaN or infinite."""
+    """True when the (int/float) values are all finite floats once converted.
+
+    ``math.fsum`` converts every value to a float first (an int beyond float range raises
+    ``OverflowError``, even when ints that cancel exactly would sum to 0) and sums exactly (an
+    intermediate overflow raises too: the slow path then looks at the values one by one).
+
+    """
     try:
-        return math.isfinite(sum(values))
+        return math.isfinite(math.fsum(values))
     except OverflowError:
         return False
 

@@ -24,11 +24,23 @@ as a second copy; the targets' right-hand side ``z = z^- + z^+`` is formed befor
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._stats import ClassStatistics, symmetrize_upper
 
-__all__ = ["RecursiveInverse", "grow_inverse"]
+__all__ = ["RecursiveInverse", "WoodburyAccuracyWarning", "grow_inverse", "RESIDUAL_TOLERANCE"]
+
+#: Largest relative residual ||M w - r|| / (||M|| ||w|| + ||r||) accepted from the recursion.
+#: A backward-stable solve gives about 1e-16 times the dimension; the recursion drifts from
+#: M^-1 when a sample is badly scaled against the past (say 1e100 after values near 1), and
+#: its weights are then meaningless.
+RESIDUAL_TOLERANCE = 1e-6
+
+
+class WoodburyAccuracyWarning(RuntimeWarning):
+    """The woodbury recursion lost its accuracy: the weights were solved from the statistics."""
 
 
 class RecursiveInverse:
@@ -133,7 +145,39 @@ class RecursiveInverse:
         else:
             for k, (inverse, r) in enumerate(zip(self.inverses, rhs)):
                 solution[k, self.first :] = inverse @ r
+        residual = self.relative_residual(stats, solution, rhs)
+        if not residual <= RESIDUAL_TOLERANCE:
+            warnings.warn(
+                f"the woodbury recursion lost its accuracy (relative residual {residual:.1e} > "
+                f"{RESIDUAL_TOLERANCE:.0e}; badly scaled samples?): the weights are solved from "
+                "the statistics with a Cholesky factorisation instead, as solver='cholesky' does",
+                WoodburyAccuracyWarning,
+                stacklevel=4,
+            )
+            return stats.solve(self.l2, tau, eta, self.reweight, self.first)
         return solution
+
+    def relative_residual(self, stats: ClassStatistics, solution, rhs) -> float:
+        """max_k ||M_k w_k - r_k|| / (||M_k|| ||w_k|| + ||r_k||), the recursion's backward error
+        (infinity norms, which do not overflow on statistics within `STATISTICS_LIMIT`; a
+        product that overflows gives an infinite residual)."""
+        worst = 0.0
+        if stats.dim == self.first:  # no column at all: nothing to check
+            return worst
+        n_systems = 1 if stats.systems_share_matrix(self.reweight) else stats.n_classes
+        for k in range(n_systems):
+            matrix = symmetrize_upper(stats.assemble(k, self.reweight, self.l2, self.first))
+            matrix_norm = float(np.abs(matrix).sum(axis=1).max())
+            rows = range(stats.n_classes) if n_systems == 1 else [k]
+            with np.errstate(over="ignore", invalid="ignore"):
+                for j in rows:
+                    w, r = solution[j, self.first :], rhs[j]
+                    scale = matrix_norm * float(np.abs(w).max()) + float(np.abs(r).max())
+                    error = float(np.abs(matrix @ w - r).max())
+                    if scale > 0 or error > 0:
+                        ratio = error / scale if scale > 0 else float("inf")
+                        worst = max(worst, ratio if ratio == ratio else float("inf"))
+        return worst
 
 
 def _woodbury_step(inverse: np.ndarray, downdate: np.ndarray) -> np.ndarray:

@@ -9,7 +9,17 @@ import numpy as np
 import pandas as pd
 from river import base
 
-from ._checks import as_label, check_bool, check_real, factorize_labels, sample_weights
+from ._checks import (
+    STATISTICS_LIMIT,
+    LiveParameters,
+    check_bool,
+    check_label,
+    check_labels,
+    check_real,
+    factorize_labels,
+    row_name,
+    sample_weights,
+)
 from ._index import FeatureIndex, as_frame, as_series, native_frame, native_series, validate_one
 from ._solver import ONE_THREAD_MIN_DIM, SystemSolver
 from ._stats import ClassStatistics
@@ -20,7 +30,7 @@ __all__ = ["NRRLS"]
 _SOLVERS = ("cholesky", "woodbury")
 
 
-class NRRLS(base.MiniBatchClassifier):
+class NRRLS(LiveParameters, base.MiniBatchClassifier):
     """Non-iteratively reweighted recursive least squares (NR-RLS), exact online TER.
 
     After every sample the weights equal the batch *total-error-rate* (TER) least-squares solution
@@ -63,7 +73,9 @@ class NRRLS(base.MiniBatchClassifier):
         ``"cholesky"`` (default): statistics + on-demand Cholesky. ``"woodbury"``: the paper's
         Algorithm 1, a recursive inverse updated at every sample (Theta(d^3) per sample,
         numerically fragile at high polynomial orders), kept to reproduce the paper. It needs
-        ``l2 > 0``.
+        ``l2 > 0``. When its weights fail a residual check (relative residual of the normal
+        equations above 1e-6, e.g. after a badly scaled sample) it warns
+        (``WoodburyAccuracyWarning``) and solves from the statistics instead.
 
     Attributes
     ----------
@@ -88,9 +100,16 @@ class NRRLS(base.MiniBatchClassifier):
     ``progressive_val_score`` passes for ``(x, y, {"w": w})`` streams.
 
     Features may appear at any time (the statistics are extended exactly: past samples had zeros
-    there) or be absent (zero). A ``None`` value, or ``NaN`` in a DataFrame, is missing (zero).
-    Non-numeric or non-finite values raise an error naming the feature, and leave the model as
-    it was.
+    there) or be absent (zero). A ``None`` or ``pd.NA`` value, or ``NaN`` in a DataFrame, is
+    missing (zero). Non-numeric or non-finite values, and missing labels (None, NaN, pd.NA,
+    NaT), raise an error naming the culprit and leave the model as it was. So does a sample, a
+    weight or a merge that would take a class's mass or a feature's sum of squared values beyond
+    1e300 (any value beyond 1e150): the statistics stay finite however samples accumulate.
+    Probabilities are always finite; a prediction whose output ``w . x`` overflows raises.
+
+    A parameter set after construction (``model.l2 = 10``) is validated and takes effect: the
+    weights are solved again from the statistics (which no parameter changes); a new
+    ``forgetting`` applies to later arrivals. ``sum(models)`` merges models (see ``+``).
 
     Examples
     --------
@@ -184,6 +203,21 @@ class NRRLS(base.MiniBatchClassifier):
             else None
         )
         self._solution: np.ndarray | None = None  # cached weights, one row per class
+        self._bound: float | None = 0.0  # >= every diagonal entry of the statistics (or None)
+
+    def _adopt(self, trial: NRRLS, name: str) -> None:
+        """A parameter set after learning takes effect from the statistics, which every
+        parameter leaves as they are: the solution is recomputed at the next prediction, and
+        the woodbury recursion (when it is the solver) is rebuilt from the statistics. A new
+        ``forgetting`` applies to the arrivals that follow."""
+        object.__setattr__(self, name, trial.__dict__[name])
+        for attribute in ("_l2", "_tau", "_eta", "_forgetting", "_first"):
+            object.__setattr__(self, attribute, trial.__dict__[attribute])
+        self._stats.forgetting = self._forgetting
+        self._recursion = trial._recursion
+        if self._recursion is not None:
+            self._recursion.rebuild(self._stats)
+        self._solution = None
 
     @classmethod
     def _unit_test_params(cls):
@@ -236,6 +270,95 @@ class NRRLS(base.MiniBatchClassifier):
                 self._solution = self._solver.solve(self._stats)
         return self._solution
 
+    # ------------------------------------------------------------- range checks
+
+    def _column_name(self, column: int, new: list) -> str:
+        """How an error names a dense column (the features of ``new`` come after the index's)."""
+        if column == 0:
+            return "the class mass (the sum of the sample weights)"
+        features = self._index.features
+        j = column - self._index.offset
+        return f"feature {(features[j] if j < len(features) else new[j - len(features)])!r}"
+
+    def _class_diagonal(self, label: typing.Hashable, decay: float = 1.0) -> np.ndarray | None:
+        """diag of class ``label``'s augmented scatter (n^c, then sum m_i x_ij^2), decayed."""
+        slot = self._stats.slot.get(label)
+        if slot is None:
+            return None
+        diagonal = np.diagonal(self._stats.data[:, :, slot])
+        return diagonal * decay if decay != 1.0 else diagonal
+
+    def _refuse_out_of_range(self, totals: np.ndarray, new: list, where: str = "") -> None:
+        with np.errstate(invalid="ignore"):
+            column = int(np.argmax(~(totals <= STATISTICS_LIMIT)))
+        raise ValueError(
+            f"{self._column_name(column, new)}{where} is too large: the sum of its squared "
+            f"values (times the sample weights) would exceed {STATISTICS_LIMIT:.0e} and the "
+            "statistics could no longer be kept finite; rescale the data (a single value "
+            "beyond 1e150 is always refused)"
+        )
+
+    def _diagonal_peak(self) -> float:
+        """The largest diagonal entry of all class scatters: every n^c and sum m_i x_ij^2."""
+        if self._stats.n_classes == 0:
+            return 0.0
+        return float(np.diagonal(self._stats.data, axis1=0, axis2=1).max())
+
+    def _check_one_in_range(self, label, vector: np.ndarray, weight: float, new: list):
+        """Refuse a sample that would take the class's n^c or a sum of squares beyond the limit.
+
+        Every |A_ij| <= sqrt(A_ii A_jj) and |s_j| <= sqrt(n A_jj), so a bounded diagonal bounds
+        the whole scatter: the statistics, and every solve, stay finite. The fast path keeps
+        ``_bound``, an upper bound of every diagonal entry, and adds w |x|^2 to it (one dot
+        product per sample); the exact check on the class's diagonal runs only when the bound
+        nears the limit. Returns the bound after the sample (None: recompute it next time).
+
+        """
+        bound = self.__dict__.get("_bound")
+        if bound is None:
+            bound = self._diagonal_peak()
+        with np.errstate(over="ignore"):  # |x|^2 may overflow: inf is refused below
+            grown = float(vector @ vector) * weight + bound  # >= every diagonal entry after it
+        if grown <= STATISTICS_LIMIT:
+            return grown
+        diagonal = self._class_diagonal(label, self._forgetting)
+        with np.errstate(over="ignore"):
+            totals = np.square(vector) * weight  # inf where it overflows: refused below
+            if diagonal is not None:
+                totals[: len(diagonal)] += diagonal
+        if not totals.max() <= STATISTICS_LIMIT:
+            self._refuse_out_of_range(totals, new)
+        return None
+
+    def _check_many_in_range(self, matrix, codes, uniques, weights, new: list, rows) -> None:
+        """`_check_one_in_range` for a mini-batch: every class's statistics after the batch."""
+        if matrix.size == 0:
+            return
+        magnitudes = np.abs(matrix)
+        if magnitudes.max() > 1e150:
+            row, column = np.unravel_index(int(np.argmax(magnitudes > 1e150)), matrix.shape)
+            self._refuse_out_of_range(
+                np.where(np.arange(matrix.shape[1]) == column, np.inf, 0.0),
+                new,
+                f" (row {row_name(rows, row)!r})",
+            )
+        squares = matrix * matrix  # <= 1e300 each: no overflow
+        for code, label in enumerate(uniques):
+            in_class = codes == code
+            n_rows = int(in_class.sum())
+            if n_rows == 0:
+                continue
+            masses = self._forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+            if weights is not None:
+                masses = masses * weights[in_class]
+            diagonal = self._class_diagonal(label, self._forgetting**n_rows)
+            with np.errstate(over="ignore", invalid="ignore"):
+                totals = masses @ squares[in_class]
+                if diagonal is not None:
+                    totals[: len(diagonal)] += diagonal
+            if not totals.max() <= STATISTICS_LIMIT:
+                self._refuse_out_of_range(totals, new)
+
     # ---------------------------------------------------------------- learning
 
     def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
@@ -247,13 +370,15 @@ class NRRLS(base.MiniBatchClassifier):
 
         """
         weight = check_real("w", w, low=0.0)
-        label = as_label(y)
+        label = check_label(y)
         vector, new = self._index.dense_one(x, grow=True)
         if weight == 0.0:
             return
+        bound = self._check_one_in_range(label, vector, weight, new)
         self._grow(new)
         self._learn_dense(self._slot(label), vector, weight)
         self._solution = None
+        self._bound = bound
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would.
@@ -266,6 +391,7 @@ class NRRLS(base.MiniBatchClassifier):
         if len(X) != len(y):
             raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
         weights = sample_weights(w, y)
+        check_labels(y)
         codes, uniques = factorize_labels(y)
         if weights is not None and not weights.all():
             self._index.encode_many(X, grow=False)  # validate every row, the left-out ones too
@@ -274,6 +400,7 @@ class NRRLS(base.MiniBatchClassifier):
             codes, first_codes = pd.factorize(codes[kept])  # the classes left, in order
             uniques = [uniques[code] for code in first_codes]
         matrix, new = self._index.encode_many(X, grow=True)
+        self._check_many_in_range(matrix, codes, uniques, weights, new, X.index)
         self._grow(new)
         if len(codes) == 0:
             return
@@ -292,6 +419,7 @@ class NRRLS(base.MiniBatchClassifier):
                     self._slot(label), matrix[rows], None if weights is None else weights[rows]
                 )
         self._solution = None
+        self._bound = None
 
     def reset(self) -> NRRLS:
         """Forget every sample and every class, in place, and return the model.
@@ -308,6 +436,7 @@ class NRRLS(base.MiniBatchClassifier):
         else:
             self._solver.invalidate()
         self._solution = None
+        self._bound = 0.0
         return self
 
     # ------------------------------------------------------------------ merging
@@ -331,16 +460,40 @@ class NRRLS(base.MiniBatchClassifier):
     def __iadd__(self, other: NRRLS) -> NRRLS:
         """Add the samples ``other`` has learnt, in place: exact, the statistics are additive."""
         self._check_mergeable(other)
+        self._check_merge_in_range(other)
         self._grow([f for f in other._index.features if f not in self._index])
         position = self._index.position
         columns = np.array([0] + [position[f] for f in other._index.features], dtype=np.intp)
         self._stats.merge(other._stats, columns)
+        if other._stats.n_classes:
+            self._bound = None  # recomputed at the next learn_one
         if self._recursion is not None:
             self._recursion.rebuild(self._stats)
         else:
             self._solver.invalidate()
         self._solution = None
         return self
+
+    def _check_merge_in_range(self, other: NRRLS) -> None:
+        """Refuse a merge whose summed statistics would go beyond `STATISTICS_LIMIT`."""
+        new = [f for f in other._index.features if f not in self._index]
+        provisional = {f: self._index.size + i for i, f in enumerate(new)}
+        position = self._index.position
+        columns = [0] + [position.get(f, provisional.get(f)) for f in other._index.features]
+        for source, label in enumerate(other._stats.labels):
+            totals = np.zeros(self._index.size + len(new))
+            totals[columns] = np.diagonal(other._stats.data[:, :, source])
+            diagonal = self._class_diagonal(label)
+            if diagonal is not None:
+                totals[: len(diagonal)] += diagonal
+            if not totals.max() <= STATISTICS_LIMIT:
+                self._refuse_out_of_range(totals, new, f" (class {label!r} of the merged model)")
+
+    def __radd__(self, other: typing.Any) -> NRRLS:
+        """``0 + model``: a copy of the model, so that ``sum(models)`` merges a list of models."""
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return copy.deepcopy(self)
+        return NotImplemented
 
     def __add__(self, other: NRRLS) -> NRRLS:
         """A new model equal to one trained on both streams; ``self`` and ``other`` unchanged.
@@ -350,6 +503,7 @@ class NRRLS(base.MiniBatchClassifier):
 
         """
         self._check_mergeable(other)
+        self._check_merge_in_range(other)
         merged = copy.deepcopy(self)
         merged += other
         return merged
@@ -361,7 +515,21 @@ class NRRLS(base.MiniBatchClassifier):
         vector, _ = self._index.dense_one(x, grow=False)
         if not self._stats.labels:
             return []
-        return (self._weight_matrix() @ vector).tolist()
+        weights = self._weight_matrix()
+        outputs = weights @ vector  # (numpy warns, then this raises, if it overflows)
+        if not np.isfinite(outputs).all():
+            self._refuse_overflow(weights, vector)
+        return outputs.tolist()
+
+    def _refuse_overflow(self, weights: np.ndarray, vector: np.ndarray, where: str = "") -> None:
+        """Raise for outputs w_k . x that overflow, naming the feature of the largest term."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = np.abs(weights * vector).max(axis=0)
+        column = int(np.argmax(np.where(np.isnan(terms), np.inf, terms)))
+        raise ValueError(
+            f"the outputs overflow{where}: {self._column_name(column, [])} has a value too large "
+            "for the model's weights"
+        )
 
     def decision_one(self, x: dict) -> dict[typing.Hashable, float]:
         """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class."""
@@ -382,19 +550,39 @@ class NRRLS(base.MiniBatchClassifier):
         return dict(zip(decision, self._softmax(scores[None, :])[0].tolist()))
 
     def _softmax(self, outputs: np.ndarray) -> np.ndarray:
-        """Row-wise softmax of 2 f / eta."""
-        scaled = outputs * (2.0 / self._eta)
-        scaled -= scaled.max(axis=1, keepdims=True)
+        """Row-wise softmax of 2 f / eta, finite for any finite outputs.
+
+        It is computed as exp((f_k / 2 - f_max / 2) * 4 / eta): the halved difference cannot
+        overflow (where 2 f / eta, or f_k - f_max, can for |f| near 1e308); a difference that
+        the scaling sends to -inf gives a probability of exactly 0, and the largest output
+        always gets exp(0) = 1 before the normalisation.
+
+        """
+        halves = outputs * 0.5
+        scaled = halves - halves.max(axis=1, keepdims=True)  # (f_k - f_max) / 2 <= 0
+        factor = 4.0 / self._eta
+        if factor == float("inf"):  # eta below 2.2e-308: every class but the best gets 0
+            scaled = np.where(scaled == 0.0, 0.0, -1000.0)
+        else:
+            np.maximum(scaled, -1000.0 / factor, out=scaled)  # exp(-1000) is 0 already
+            scaled *= factor
         np.exp(scaled, out=scaled)
         scaled /= scaled.sum(axis=1, keepdims=True)
         return scaled
 
     def _outputs_many(self, X: typing.Any) -> np.ndarray:
         """Raw outputs f(x) = w_c^T x of every row (rows) for every seen class (columns)."""
-        matrix, _ = self._index.encode_many(X, grow=False)
+        frame = as_frame(X)
+        matrix, _ = self._index.encode_many(frame, grow=False)
         if not self._stats.labels:
             return np.empty((len(matrix), 0))
-        return matrix @ self._weight_matrix().T
+        weights = self._weight_matrix()
+        with np.errstate(over="ignore", invalid="ignore"):
+            outputs = matrix @ weights.T
+        if not np.isfinite(outputs).all():
+            row = int(np.argmax(~np.isfinite(outputs).all(axis=1)))
+            self._refuse_overflow(weights, matrix[row], f" at row {row_name(frame.index, row)!r}")
+        return outputs
 
     def decision_many(self, X: typing.Any) -> typing.Any:
         """Raw outputs for every row of ``X``: one column per seen class.

@@ -10,7 +10,7 @@ import typing
 import numpy as np
 from river import base, compose
 
-from ._checks import check_real, label_sign
+from ._checks import LiveParameters, check_real, label_sign
 from ._index import FeatureIndex
 from ._linear import binary_proba, exact_dot, weights_at, with_capacity
 
@@ -76,7 +76,7 @@ def _same_model_params(given: typing.Any, model: base.Estimator) -> bool:
         return False
 
 
-class OCSCA(base.Wrapper, base.Classifier):
+class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
     """Online cost-sensitive classifier adaptation (OCSCA) of any river model.
 
     A model ``f0`` was trained for one cost setting; the stream now comes with other costs.
@@ -239,6 +239,10 @@ class OCSCA(base.Wrapper, base.Classifier):
         1140-1145.
 
     """
+
+    _derived_attributes = ("_alpha", "_cost_pos", "_cost_neg", "_score", "_base_takes_w")
+    # w is learnt on top of this f0, and the bias belongs to the intercept.
+    _state_parameters = frozenset(("model", "intercept"))
 
     def __init__(
         self,
@@ -428,7 +432,16 @@ class OCSCA(base.Wrapper, base.Classifier):
     def _score_one(self, x: dict, kwargs: dict) -> float:
         """f(x) = f0(x) + w . x."""
         columns, values, _ = self._index.encode_one(x, grow=False)
-        return self._base_score(self._base_input(x), kwargs) + self._adaptation(columns, values)
+        with np.errstate(over="ignore", invalid="ignore"):
+            score = self._base_score(self._base_input(x), kwargs) + self._adaptation(
+                columns, values
+            )
+        if not math.isfinite(score):
+            raise ValueError(
+                f"the score f0(x) + w . x overflows ({score!r}): x has values too large for the "
+                "adaptation's weights"
+            )
+        return score
 
     def decision_one(self, x: dict, **kwargs) -> dict[bool, float]:
         """``{True: f(x), False: -f(x)}`` with ``f(x) = f0(x) + w . x``."""

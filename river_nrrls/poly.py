@@ -9,6 +9,7 @@ import typing
 import numpy as np
 from river import base
 
+from ._checks import LiveParameters, row_name, short_repr
 from ._index import as_frame, native_frame, sort_features, validate_frame, validate_one
 
 __all__ = ["PolynomialExtender"]
@@ -90,13 +91,13 @@ def _full_layout(features: list, degree: int, include_bias: bool):
 
 def _check_degree(degree: typing.Any) -> int:
     if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, numbers.Integral):
-        raise ValueError(f"degree must be a positive int, got {degree!r}")
+        raise TypeError(f"degree must be a positive int, got {short_repr(degree)}")
     if degree < 1:
-        raise ValueError(f"degree must be a positive int, got {degree!r}")
+        raise ValueError(f"degree must be a positive int, got {short_repr(degree)}")
     return int(degree)
 
 
-class PolynomialExtender(base.MiniBatchTransformer):
+class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
     """Polynomial expansion of the NR-RLS paper: Toh's reduced model (RM) or the full one.
 
     The NR-RLS paper makes its linear learner nonlinear with Toh's *reduced multivariate
@@ -167,8 +168,8 @@ class PolynomialExtender(base.MiniBatchTransformer):
     in ``transform_one`` (``transform_many`` writes zeros in the columns of a feature that is
     observed in other rows, and no columns for a feature that is missing from every row). The
     ``S`` columns are always there. The order of the keys of ``x`` does not matter: features
-    are expanded in a deterministic sorted order. Non-numeric or non-finite values raise a
-    ``TypeError``/``ValueError`` naming the feature.
+    are expanded in a deterministic sorted order. Non-numeric or non-finite values, and values
+    whose expansion would overflow, raise a ``TypeError``/``ValueError`` naming the feature.
 
     The transformer is stateless (``learn_one`` does nothing); ``transform_many`` is vectorised
     over the whole frame.
@@ -213,6 +214,8 @@ class PolynomialExtender(base.MiniBatchTransformer):
         [doi:10.48550/arXiv.2301.09230](https://doi.org/10.48550/arXiv.2301.09230)
 
     """
+
+    # Stateless: a parameter set after construction always takes effect (see LiveParameters).
 
     def __init__(
         self,
@@ -335,11 +338,31 @@ class PolynomialExtender(base.MiniBatchTransformer):
 
     # -------------------------------------------------------------- transforms
 
+    def _expand_finite(self, values: np.ndarray, layout: _Layout, features, rows=None):
+        """`_expand`, refusing (``ValueError`` naming the feature) outputs that overflow."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            expanded = self._expand(values, layout)
+        if values.size and not np.isfinite(expanded).all():
+            row = int(np.argmax(~np.isfinite(expanded).all(axis=1)))
+            column = int(np.argmax(np.abs(values[row])))  # the largest input of that row
+            where = "" if rows is None else f" at row {row_name(rows, row)!r}"
+            value = float(values[row, column])
+            raise ValueError(
+                f"feature {features[column]!r} has a value {value!r}{where} too "
+                f"large for a polynomial of degree {self._degree}: its expansion overflows"
+            )
+        return expanded
+
     def transform_one(self, x: dict) -> dict[str, float]:
         clean = validate_one(x)
         layout = self._layout(tuple(clean))
         values = np.fromiter(clean.values(), dtype=float, count=len(clean))[layout.order]
-        expanded = self._expand(values[None, :], layout)[0]
+        if values.size and not np.abs(values).max() <= 1e15:  # rare: check the outputs
+            names = list(clean)
+            features = [names[i] for i in layout.order]
+            expanded = self._expand_finite(values[None, :], layout, features)[0]
+        else:
+            expanded = self._expand(values[None, :], layout)[0]
         return dict(zip(layout.names, expanded.tolist()))
 
     def transform_many(self, X: typing.Any) -> typing.Any:
@@ -350,5 +373,6 @@ class PolynomialExtender(base.MiniBatchTransformer):
         columns = np.flatnonzero(observed)
         layout = self._layout(tuple(frame.columns[columns]))
         values = matrix[:, columns[layout.order]]
-        expanded = self._expand(values, layout)
+        features = list(frame.columns[columns[layout.order]])
+        expanded = self._expand_finite(values, layout, features, frame.index)
         return native_frame(expanded, columns=list(layout.names), like=X)

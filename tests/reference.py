@@ -143,6 +143,7 @@ class TERReference:
         masses = sample_masses(list(labels), forgetting, sample_weights)
         solution = np.zeros((len(self.labels), self.dim))
         floors = np.zeros(len(self.labels))
+        self.systems: list[tuple[np.ndarray, np.ndarray]] = []  # (M_k, r_k) of every class
         for k, label in enumerate(self.labels):
             in_k = np.array([y == label for y in labels], dtype=bool)
             if reweight:
@@ -161,8 +162,12 @@ class TERReference:
             r = X.T @ (row_weight * targets)  # X^T W t
             r_abs = np.abs(X).T @ (row_weight * np.abs(targets))  # |X|^T W |t|
             floors[k] = np.linalg.norm(r_abs) / np.linalg.norm(M, 2)
+            self.systems.append((M, r))
             if l2 > 0:
-                solution[k] = np.linalg.solve(M, r)
+                try:
+                    solution[k] = np.linalg.solve(M, r)
+                except np.linalg.LinAlgError:  # singular in double precision (b lost in M)
+                    solution[k] = np.linalg.lstsq(M, r, rcond=None)[0]
             else:
                 solution[k] = np.linalg.lstsq(M, r, rcond=None)[0]
         self.matrix = solution  # one row per class: [intercept?, features...]

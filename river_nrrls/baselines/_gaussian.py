@@ -9,13 +9,13 @@ import numpy as np
 from river import base
 from scipy.linalg import blas
 
-from .._checks import check_bool, check_real, label_sign
+from .._checks import LiveParameters, check_bool, check_real, label_sign
 from .._index import FeatureIndex
 
 __all__ = ["GaussianLinearClassifier"]
 
 
-class GaussianLinearClassifier(base.Classifier):
+class GaussianLinearClassifier(LiveParameters, base.Classifier):
     """What CW, AROW and ACOG share: a binary linear model with a Gaussian over its weights.
 
     The state is the mean ``mu`` (the weights used to predict) and the covariance ``Sigma`` of
@@ -28,6 +28,9 @@ class GaussianLinearClassifier(base.Classifier):
     uncorrelated with the others.
 
     """
+
+    # The covariance starts from initial_variance, in the layout diagonal/intercept give.
+    _state_parameters = frozenset(("initial_variance", "diagonal", "intercept"))
 
     def _setup(self, initial_variance: float, diagonal: bool, intercept: bool) -> None:
         self._initial_variance = check_real(

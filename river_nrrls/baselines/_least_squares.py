@@ -8,7 +8,7 @@ import numpy as np
 from river import base, utils
 from scipy.linalg import blas
 
-from .._checks import as_label, check_bool, check_real
+from .._checks import LiveParameters, check_bool, check_label, check_real
 from .._index import FeatureIndex
 from .._woodbury import grow_inverse
 
@@ -32,13 +32,16 @@ def inverse_step(
     return inverse, px, denominator
 
 
-class OneVsRestLeastSquares(base.Classifier):
+class OneVsRestLeastSquares(LiveParameters, base.Classifier):
     """What AR-RLS and IR-RLS share: parameters, labels, features and inference.
 
     A subclass implements `_weight_matrix`: one weight vector per seen class (rows, in the
     order the classes were first seen) over the columns of ``self._index``.
 
     """
+
+    # The recursions are built with l2, tau and eta; the intercept lays out the columns.
+    _state_parameters = frozenset(("l2", "tau", "eta", "intercept"))
 
     def __init__(self, l2: float, tau: float, eta: float, intercept: bool):
         self.l2 = l2
@@ -66,7 +69,7 @@ class OneVsRestLeastSquares(base.Classifier):
         self, x: dict, y: typing.Hashable
     ) -> tuple[typing.Hashable, np.ndarray, list]:
         """Validate a sample without touching the model: its label, dense vector, new features."""
-        label = as_label(y)
+        label = check_label(y)
         vector, new_features = self._index.dense_one(x, grow=True)
         return label, vector, new_features
 

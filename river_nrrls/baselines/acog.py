@@ -115,6 +115,8 @@ class ACOGClassifier(GaussianLinearClassifier):
 
     """
 
+    _derived_attributes = ("_learning_rate", "_gamma", "_positive_weight")
+
     def __init__(
         self,
         learning_rate: float = 1.0,

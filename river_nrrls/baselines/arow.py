@@ -89,6 +89,8 @@ class AROWClassifier(GaussianLinearClassifier):
 
     """
 
+    _derived_attributes = ("_r",)
+
     def __init__(
         self,
         r: float = 1.0,

@@ -8,7 +8,7 @@ import typing
 import numpy as np
 from river import base
 
-from .._checks import check_real, label_sign
+from .._checks import LiveParameters, check_real, label_sign
 from .._index import FeatureIndex
 from .._linear import binary_proba, exact_dot, weights_at, with_capacity
 
@@ -18,7 +18,7 @@ _LOSSES = ("I", "II")
 _OBJECTIVES = ("cost", "sum")
 
 
-class CSOGDClassifier(base.Classifier):
+class CSOGDClassifier(LiveParameters, base.Classifier):
     """Cost-sensitive online gradient descent (CSOGD), the online baseline of OCSCA.
 
     A linear classifier ``f(x) = w . x`` learnt by online gradient descent on a cost-sensitive
@@ -124,6 +124,9 @@ class CSOGDClassifier(base.Classifier):
         IEEE Transactions on Knowledge and Data Engineering, 26(10), 2425-2438.
 
     """
+
+    _derived_attributes = ("_learning_rate", "_cost_pos", "_cost_neg", "_eta_pos")
+    _state_parameters = frozenset(("intercept",))  # the learnt bias belongs to the intercept
 
     def __init__(
         self,

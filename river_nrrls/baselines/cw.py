@@ -110,6 +110,8 @@ class CWClassifier(GaussianLinearClassifier):
 
     """
 
+    _derived_attributes = ("_phi",)
+
     def __init__(
         self,
         confidence: float = 0.7,

@@ -268,6 +268,14 @@ def evaluate_models(
 # ---------------------------------------------------------------------------------- CSV input
 
 _BOOLEANS = {"true": True, "false": False}
+#: Target cells that mean "no label" (compared in lower case), as pandas reads them.
+_MISSING_LABELS = frozenset(("nan", "na", "n/a", "<na>", "nat", "null", "none", "?"))
+#: The largest magnitude of a feature value read from a CSV file: its square, 1e300, is the
+#: most that NR-RLS's statistics accept (river_nrrls._checks.STATISTICS_LIMIT).
+_MAX_MAGNITUDE = 1e150
+#: A classification target with more distinct values than this (and than half the rows) is
+#: taken for a continuous one and refused.
+_MAX_CLASSES = 100
 
 
 def _label(cell: str) -> typing.Hashable:
@@ -350,8 +358,9 @@ def _parse_row(
     if len(row) != len(header):
         raise UsageError(f"{where}: expected {len(header)} fields, got {len(row)}")
     label = row[target_column].strip()
-    if not label:
-        raise UsageError(f"{where}, column {header[target_column]!r}: missing target")
+    if not label or label.lower() in _MISSING_LABELS:
+        shown = f" ({label!r})" if label else ""
+        raise UsageError(f"{where}, column {header[target_column]!r}: missing target{shown}")
     x = {}
     for j, name in features:
         cell = row[j].strip()
@@ -365,6 +374,12 @@ def _parse_row(
             x[name] = check_value(name, number)
         except ValueError as error:  # NaN and infinities
             raise UsageError(f"{where}, column {name!r}: {error}") from None
+        if abs(number) > _MAX_MAGNITUDE:
+            raise UsageError(
+                f"{where}, column {name!r}: the value {cell} is too large (beyond "
+                f"{_MAX_MAGNITUDE:.0e} in magnitude its square overflows the statistics); "
+                "rescale the column"
+            )
     return x, _label(label)
 
 
@@ -523,6 +538,17 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _check_classes(path: str, target: str, samples: list[Sample]) -> None:
+    """Refuse a target that looks continuous: one class per row is no classification."""
+    n_classes = len({y for _, y in samples})
+    if n_classes > _MAX_CLASSES and n_classes > len(samples) / 2:
+        raise UsageError(
+            f"{path}: the target {target!r} has {n_classes} distinct values in {len(samples)} "
+            "rows: a continuous target? evaluate needs class labels (at most "
+            f"{_MAX_CLASSES} distinct values, or at most one per two rows)"
+        )
+
+
 def _load_samples(args: argparse.Namespace) -> tuple[str, list[Sample], int]:
     """Caption, samples and feature count of the data the user asked for."""
     if args.target is not None and args.csv is None:
@@ -531,6 +557,7 @@ def _load_samples(args: argparse.Namespace) -> tuple[str, list[Sample], int]:
         if args.target is None:
             raise UsageError("--csv needs --target COLUMN (the label column)")
         samples, n_features = read_csv(args.csv, args.target, args.limit)
+        _check_classes(args.csv, args.target, samples)
         if args.shuffle:
             random.Random(args.seed).shuffle(samples)
         return args.csv, samples, n_features
@@ -553,9 +580,12 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     show_progress = args.progress
     if show_progress is None:
         show_progress = sys.stderr is not None and sys.stderr.isatty()
-    results = evaluate_models(
-        samples, args.models, scale=args.scale, progress=sys.stderr if show_progress else None
-    )
+    try:
+        results = evaluate_models(
+            samples, args.models, scale=args.scale, progress=sys.stderr if show_progress else None
+        )
+    except ValueError as error:  # a model refused the data (values too large together, ...)
+        raise UsageError(f"{caption}: a model refused the data: {error}") from None
     if args.format != "csv":
         scaled = ", features min-max scaled" if args.scale else ""
         print(
