@@ -47,6 +47,7 @@ __all__ = [
 
 if typing.TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
     from . import datasets, metrics
+    from ._merging import merge
     from .baselines import (
         ARRLS,
         IRRLS,
