@@ -28,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from ._solver import SystemSolver
 from ._stats import ClassStatistics, symmetrize_upper
 
 __all__ = ["RecursiveInverse", "WoodburyAccuracyWarning", "grow_inverse", "RESIDUAL_TOLERANCE"]
@@ -154,7 +155,8 @@ class RecursiveInverse:
                 WoodburyAccuracyWarning,
                 stacklevel=4,
             )
-            return stats.solve(self.l2, tau, eta, self.reweight, self.first)
+            direct = SystemSolver(self.l2, tau, eta, self.reweight, self.first, stats.forgetting)
+            return direct.solve(stats)
         return solution
 
     def relative_residual(self, stats: ClassStatistics, solution, rhs) -> float:

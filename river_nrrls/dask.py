@@ -85,6 +85,17 @@ def _split_model(model: NRRLS | compose.Pipeline | None) -> tuple[list, NRRLS]:
     )
 
 
+
+def _check_aligned(series: typing.Any, frame: typing.Any, name: str) -> None:
+    """A Dask Series given beside ``frame`` must be partitioned like it (``ValueError``)."""
+    if series.npartitions != frame.npartitions:
+        raise ValueError(
+            f"{name} has {series.npartitions} partitions but frame has {frame.npartitions}"
+        )
+    if frame.known_divisions and series.known_divisions:
+        if tuple(frame.divisions) != tuple(series.divisions):
+            raise ValueError(f"{name} and frame have different divisions")
+
 def _fit_partition(
     X: pd.DataFrame,
     y: pd.Series,
@@ -256,13 +267,7 @@ def fit(
         if weight_column is not None:
             weight_partitions = frame[weight_column].to_delayed()
             frame = frame.drop(columns=[weight_column])
-        if target.npartitions != frame.npartitions:
-            raise ValueError(
-                f"target has {target.npartitions} partitions but frame has {frame.npartitions}"
-            )
-        if frame.known_divisions and target.known_divisions:
-            if tuple(frame.divisions) != tuple(target.divisions):
-                raise ValueError("target and frame have different divisions")
+        _check_aligned(target, frame, "target")
         partials = [
             dask.delayed(_fit_partition)(X, y, target.name, transformers, template, w)
             for X, y, w in zip(frame.to_delayed(), target.to_delayed(), weight_partitions)
@@ -306,13 +311,7 @@ def _weight_inputs(frame, weight) -> tuple[typing.Hashable | None, list]:
     if weight is None:
         return None, [None] * frame.npartitions
     if isinstance(weight, dd.Series):
-        if weight.npartitions != frame.npartitions:
-            raise ValueError(
-                f"weight has {weight.npartitions} partitions but frame has {frame.npartitions}"
-            )
-        if frame.known_divisions and weight.known_divisions:
-            if tuple(frame.divisions) != tuple(weight.divisions):
-                raise ValueError("weight and frame have different divisions")
+        _check_aligned(weight, frame, "weight")
         return None, list(weight.to_delayed())
     try:
         present = weight in frame.columns

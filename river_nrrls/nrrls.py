@@ -215,6 +215,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
             object.__setattr__(self, attribute, trial.__dict__[attribute])
         self._stats.forgetting = self._forgetting
         self._recursion = trial._recursion
+        self._solver = trial._solver  # a solver of the new parameters (nothing stale in it)
         if self._recursion is not None:
             self._recursion.rebuild(self._stats)
         self._solution = None

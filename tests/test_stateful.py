@@ -158,6 +158,14 @@ def _base_model() -> NRRLS:
     return base
 
 
+
+def _frame(records: list[dict], index=None) -> pd.DataFrame:
+    """Feature dicts as a frame; an int beyond float range keeps the frame's dtype object."""
+    try:
+        return pd.DataFrame(records, index=index, columns=FEATURES)
+    except OverflowError:
+        return pd.DataFrame(records, index=index, columns=FEATURES, dtype=object)
+
 class Models(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
@@ -206,7 +214,7 @@ class Models(RuleBasedStateMachine):
     )
     def learn_many(self, rows, per_row, w, row_weights):
         index = pd.RangeIndex(10, 10 + len(rows))
-        X_frame = pd.DataFrame([x for x, _ in rows], index=index, columns=FEATURES)
+        X_frame = _frame([x for x, _ in rows], index)
         y = pd.Series([label for _, label in rows], index=index, dtype=object)
         weights = row_weights[: len(rows)] if per_row else w
         if _try(self.nrrls, lambda: self.nrrls.learn_many(X_frame, y, w=weights)):
@@ -251,7 +259,7 @@ class Models(RuleBasedStateMachine):
         for model in (self.nrrls, self.pipeline, self.ocsca):
             _check_outputs(model, x)
         try:
-            frame = self.nrrls.predict_proba_many(pd.DataFrame([x], columns=FEATURES))
+            frame = self.nrrls.predict_proba_many(_frame([x]))
         except (ValueError, TypeError):
             return
         assert np.isfinite(frame.to_numpy(dtype=float)).all()
