@@ -86,6 +86,18 @@ def _split_model(model: NRRLS | compose.Pipeline | None) -> tuple[list, NRRLS]:
 
 
 
+def _check_column(column: typing.Any, frame: typing.Any, name: str) -> None:
+    """``column`` (given as ``name``) must be a column name of ``frame``."""
+    try:
+        present = column in frame.columns
+    except TypeError as error:
+        raise TypeError(
+            f"{name} must be a column name or a dask Series, got {type(column).__name__}"
+        ) from error
+    if not present:
+        raise ValueError(f"{name} {column!r} is not a column of frame")
+
+
 def _check_aligned(series: typing.Any, frame: typing.Any, name: str) -> None:
     """A Dask Series given beside ``frame`` must be partitioned like it (``ValueError``)."""
     if series.npartitions != frame.npartitions:
@@ -273,14 +285,7 @@ def fit(
             for X, y, w in zip(frame.to_delayed(), target.to_delayed(), weight_partitions)
         ]
     else:
-        try:
-            present = target in frame.columns
-        except TypeError as error:
-            raise TypeError(
-                f"target must be a column name or a dask Series, got {type(target).__name__}"
-            ) from error
-        if not present:
-            raise ValueError(f"target {target!r} is not a column of frame")
+        _check_column(target, frame, "target")
         partials = [
             dask.delayed(_fit_frame_partition)(
                 partition, target, transformers, template, weight_column, w
@@ -313,14 +318,7 @@ def _weight_inputs(frame, weight) -> tuple[typing.Hashable | None, list]:
     if isinstance(weight, dd.Series):
         _check_aligned(weight, frame, "weight")
         return None, list(weight.to_delayed())
-    try:
-        present = weight in frame.columns
-    except TypeError as error:
-        raise TypeError(
-            f"weight must be a column name or a dask Series, got {type(weight).__name__}"
-        ) from error
-    if not present:
-        raise ValueError(f"weight {weight!r} is not a column of frame")
+    _check_column(weight, frame, "weight")
     return weight, [None] * frame.npartitions
 
 
