@@ -79,6 +79,17 @@ def check_value(name: typing.Hashable, value: typing.Any) -> float | None:
     return number
 
 
+def _placement(columns: list[int]) -> slice | list[int]:
+    """Where values go in a dense vector: the slice that ``columns`` span when they are
+    consecutive (the usual dense stream, whose keys come in index order: a slice assignment is
+    faster), else the columns themselves."""
+    if columns and columns[-1] - columns[0] == len(columns) - 1 and columns == list(
+        range(columns[0], columns[-1] + 1)
+    ):
+        return slice(columns[0], columns[-1] + 1)
+    return columns
+
+
 def _finite_sum(values: typing.Iterable) -> bool:
     """True when the (int/float) values are all finite floats once converted.
 
@@ -273,13 +284,18 @@ class FeatureIndex:
         self.position: dict[typing.Hashable, int] = {}
         self.features: list[typing.Hashable] = []
         self._cache: tuple | None = None
-        self._last: tuple | None = None  # (vector, its feature columns) of the last dense_one
+        self._last: list | None = None  # [vector, its feature columns, support] of dense_one
+        self._template: np.ndarray | None = None  # fill, then zeros: the start of a vector
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_cache"] = None
         state["_last"] = None
+        state["_template"] = None
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update({"_cache": None, "_last": None, "_template": None, **state})
 
     def support(self, vector: np.ndarray) -> np.ndarray | None:
         """The columns that may be non-zero in ``vector`` (the reserved ones first), when it is
@@ -346,39 +362,42 @@ class FeatureIndex:
         The reserved columns hold ``fill``; with ``grow=False`` unknown features are dropped.
 
         """
-        if not isinstance(x, dict):
+        if x.__class__ is not dict and not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         keys = tuple(x)
-        values = tuple(x.values())
         cache = self._cache
-        if (
-            cache is not None
-            and cache[0] == keys
-            and cache[2] == self.size
-            and _FAST_TYPES.issuperset(map(type, values))
-        ):
-            # Same features as last time: same columns; same (plain int/float) values too: same
-            # vector. The type check comes first: a complex or Decimal equal to a cached float
-            # must still be rejected.
-            if values == cache[1]:
-                self._last = [cache[3], cache[4], None]
-                return cache[3], []
-            if _finite_sum(values):
-                vector = self._frozen_vector(self.size, cache[4], values)
-                self._cache = (keys, values, self.size, vector, cache[4])
-                return vector, []
+        if cache is not None and cache[0] == keys and cache[2] == self.size:
+            # Same features as last time: same columns. Same plain int/float values too: the
+            # same vector. Equal is not enough: a complex or Decimal equal to a cached float
+            # must still be validated, hence the type check.
+            values = tuple(x.values())
+            if _FAST_TYPES.issuperset(map(type, values)):
+                if values == cache[1]:
+                    self._last = [cache[3], cache[4], None]
+                    return cache[3], []
+                if _finite_sum(values):
+                    vector = self._frozen_vector(self.size, cache[5], values, cache[4])
+                    self._cache = (keys, values, cache[2], vector, cache[4], cache[5])
+                    return vector, []
         columns, numbers, new = self.encode_one(x, grow=grow)
-        vector = self._frozen_vector(self.size + len(new), columns, numbers)
+        placement = _placement(columns)
+        vector = self._frozen_vector(self.size + len(new), placement, numbers, columns)
         if not new and len(columns) == len(x):  # every feature known and present: reusable
-            self._cache = (keys, values, self.size, vector, np.asarray(columns, dtype=np.intp))
+            columns = np.asarray(columns, dtype=np.intp)
+            self._last[1] = columns
+            self._cache = (keys, tuple(x.values()), self.size, vector, columns, placement)
         return vector, new
 
-    def _frozen_vector(self, size: int, columns, values) -> np.ndarray:
+    def _frozen_vector(self, size: int, placement, values, columns) -> np.ndarray:
         """A read-only vector of ``size`` entries: ``fill`` in the reserved columns, ``values``
-        at ``columns`` and zeros elsewhere."""
-        vector = np.zeros(size)
-        vector[: self.offset] = self.fill
-        vector[columns] = values
+        at ``placement`` (the ``columns``, or the slice they span) and zeros elsewhere."""
+        template = self._template
+        if template is None or len(template) != size:
+            template = np.zeros(size)
+            template[: self.offset] = self.fill
+            self._template = template
+        vector = template.copy()
+        vector[placement] = values
         vector.flags.writeable = False
         self._last = [vector, columns, None]
         return vector

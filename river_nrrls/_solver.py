@@ -280,11 +280,11 @@ class SystemSolver:
         return _OneThread()
 
     def _solve(self, stats: ClassStatistics) -> np.ndarray:
-        n_classes, first = stats.n_classes, self.first
-        if n_classes == 0 or stats.dim == first:
+        n_classes, first, dim = len(stats.labels), self.first, stats.dim
+        if n_classes == 0 or dim == first:
             self.invalidate()
-            return np.zeros((n_classes, stats.dim))
-        if not stats.systems_share_matrix(self.reweight):
+            return np.zeros((n_classes, dim))
+        if n_classes > 2 and not stats.systems_share_matrix(self.reweight):
             self.invalidate()
             return self._full_width(self._solve_each(stats), stats.dim)
         opposite = False  # r_1 = -r_0: one right-hand side for two classes
@@ -314,8 +314,8 @@ class SystemSolver:
             matrix_mix, rhs_mix = stats.mixing(self.reweight, self.tau, self.eta)
             mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
         matrix, rhs = stats.system(mix, self.l2, first)
-        if stats.dim - first >= self.stale_min_dim:
-            weights = self._solve_stale(matrix, stats.dim, mix[0], rhs)
+        if dim - first >= self.stale_min_dim:
+            weights = self._solve_stale(matrix, dim, mix[0], rhs)
         else:
             if self.stale is not None:
                 self.invalidate()
@@ -328,7 +328,7 @@ class SystemSolver:
             return weights.T * _SIGNS
         if opposite:
             weights = weights * _SIGNS.T
-        return self._full_width(weights.T, stats.dim)
+        return self._full_width(weights.T, dim)
 
     def _full_width(self, weights: np.ndarray, dim: int) -> np.ndarray:
         """Rows of ``dim`` weights: the columns before ``first`` (the constant) get weight 0."""

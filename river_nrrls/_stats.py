@@ -78,6 +78,25 @@ class ClassStatistics:
         # (capacity, capacity, C), Fortran order; only the leading (dim, dim) block is in use and
         # everything outside it is zero (a column is zero until its feature is seen).
         self._buffer = np.zeros((dim, dim, 0), order="F")
+        self._stacked: np.ndarray | None = None  # the buffer as (capacity^2, C), see `stacked`
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_stacked"] = None  # a view: rebuilt on use, not pickled as a copy
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update({"_stacked": None, **state})
+
+    def stacked(self) -> np.ndarray:
+        """The buffer as a ``(capacity^2, C)`` matrix, one column-major scatter per column (a
+        view, kept until the buffer is reallocated): sum_j mix_j A^j is ``stacked() @ mix``."""
+        stacked = self._stacked
+        if stacked is None or stacked.base is not self._buffer:
+            capacity = self._buffer.shape[0]
+            stacked = self._buffer.reshape(capacity * capacity, -1, order="F")
+            self._stacked = stacked
+        return stacked
 
     @property
     def data(self) -> np.ndarray:
@@ -266,8 +285,7 @@ class ClassStatistics:
         triangle authoritative), from ONE matrix-vector product over the stacked scatters."""
         dim = self._dim
         capacity = self._buffer.shape[0]
-        flat = self._buffer.reshape(capacity * capacity, self.n_classes, order="F")
-        matrix = flat @ mix  # sum_j mix_j A^j, column-major
+        matrix = self.stacked() @ mix  # sum_j mix_j A^j, column-major
         if first == 0 and capacity == dim:
             matrix[:: dim + 1] += l2  # + b I (l2 is the paper's b)
             return matrix.reshape(dim, dim, order="F")
@@ -288,7 +306,7 @@ class ClassStatistics:
         """
         dim = self._dim
         capacity = self._buffer.shape[0]
-        flat = self._buffer.reshape(capacity * capacity, self.n_classes, order="F")
+        flat = self.stacked()
         if dim > _SPARSE_MIN_DIM:  # wide: the d^2 wasted entries would cost a pass; use s^j
             combined = (flat @ mix[0])[None, :]  # M, column-major
             rhs = self._buffer[0, first:dim, :] @ mix[1:].T  # R[:, q] = sum_j mix[1+q, j] s^j

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
+import math
+import sys
 import typing
 
 import numpy as np
 import pandas as pd
 from river import base
+from scipy.linalg import blas
 
 from ._checks import (
     STATISTICS_LIMIT,
@@ -28,6 +31,9 @@ from ._woodbury import RecursiveInverse
 __all__ = ["NRRLS"]
 
 _SOLVERS = ("cholesky", "woodbury")
+_MAX_FLOAT = sys.float_info.max
+# Labels that need no check: never missing, always hashable, stored as they are.
+_PLAIN_LABELS = frozenset((bool, int, str))
 
 
 class NRRLS(LiveParameters, base.MiniBatchClassifier):
@@ -318,8 +324,8 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         bound = self.__dict__.get("_bound")
         if bound is None:
             bound = self._diagonal_peak()
-        with np.errstate(over="ignore"):  # |x|^2 may overflow: inf is refused below
-            grown = float(vector @ vector) * weight + bound  # >= every diagonal entry after it
+        # |x|^2 by BLAS ddot: an overflow gives inf (refused below) without numpy's warning
+        grown = blas.ddot(vector, vector) * weight + bound  # >= every diagonal entry after it
         if grown <= STATISTICS_LIMIT:
             return grown
         diagonal = self._class_diagonal(label, self._forgetting)
@@ -370,16 +376,18 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         masses. ``w = 0`` is a no-op (the sample is still validated).
 
         """
-        weight = check_real("w", w, low=0.0)
-        label = check_label(y)
+        # The usual w = 1.0 and labels of the plain types skip the general checks.
+        weight = w if w.__class__ is float and 0.0 <= w <= _MAX_FLOAT else check_real("w", w, 0.0)
+        label = y if y.__class__ in _PLAIN_LABELS else check_label(y)
         vector, new = self._index.dense_one(x, grow=True)
         if weight == 0.0:
             return
         bound = self._check_one_in_range(label, vector, weight, new)
         self._grow(new)
         self._learn_dense(self._slot(label), vector, weight)
-        self._solution = None
-        self._bound = bound
+        state = self.__dict__  # private attributes: no parameter check (LiveParameters)
+        state["_solution"] = None
+        state["_bound"] = bound
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would.
@@ -516,11 +524,13 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         vector, _ = self._index.dense_one(x, grow=False)
         if not self._stats.labels:
             return []
-        weights = self._weight_matrix()
-        outputs = weights @ vector  # (numpy warns, then this raises, if it overflows)
-        if not np.isfinite(outputs).all():
+        weights = self._solution
+        if weights is None:
+            weights = self._weight_matrix()
+        outputs = (weights @ vector).tolist()  # (numpy warns, then this raises, if it overflows)
+        if not all(map(math.isfinite, outputs)):
             self._refuse_overflow(weights, vector)
-        return outputs.tolist()
+        return outputs
 
     def _refuse_overflow(self, weights: np.ndarray, vector: np.ndarray, where: str = "") -> None:
         """Raise for outputs w_k . x that overflow, naming the feature of the largest term."""
@@ -541,6 +551,8 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         if not outputs:
             return None
         # The largest output; ties go to the class seen first (as max over decision_one).
+        if len(outputs) == 2:
+            return self._stats.labels[0 if outputs[0] >= outputs[1] else 1]
         return self._stats.labels[max(range(len(outputs)), key=outputs.__getitem__)]
 
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
