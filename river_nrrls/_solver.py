@@ -79,6 +79,8 @@ __all__ = ["SystemSolver", "solve_spd"]
 STALE_MIN_DIM = 150  # below it the direct path is faster (benchmarks/speed.py)
 BLOCK_CAPACITY = 48  # samples in the Woodbury block before refactoring (at least; d / 8 when
 # wider: a refactorisation costs ~d^3 flops, a block column 4 d per preconditioner use)
+MAX_FOLDS = 4  # full blocks folded into M(t0)^-1 before a new factorisation (rounding)
+MIN_SCALE = 0.75  # ... or a common scale of the class weights since t0 beyond [0.75, 1 / 0.75]
 MAX_DRIFT = 0.05  # relative change of the class weights since t0 before refactoring
 MAX_ITERATIONS = 8  # CG iterations before giving up on the stale factor
 MIN_CONTRACTION = 0.3  # an iteration whose residual ratio exceeds this triggers a refactor
@@ -163,7 +165,23 @@ def _solve_spd_fallback(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 class _StaleFactor:
-    """M(t0)'s Cholesky factor and the append-only Woodbury block of the samples since t0."""
+    """M(t0)^-1 and the append-only Woodbury block of the samples since t0, in product form.
+
+    With P = M(t0) + U F U^T, Z = M(t0)^-1 U and the capacitance C = F^-1 + U^T Z = L L^T,
+
+        P^-1 = M(t0)^-1 - Z C^-1 Z^T = M(t0)^-1 - W W^T,      W = Z L^-T  (d x m)
+
+    so applying P^-1 takes one symmetric product and two thin ones, and a sample x of frozen
+    weight f appends one column to W (L grows by the row [l^T, l_mm]):
+
+        l = L^-1 U^T M(t0)^-1 x = W^T x,   l_mm^2 = 1/f + x^T M(t0)^-1 x - l^T l,
+        w_new = (M(t0)^-1 x - W l) / l_mm
+
+    When the block is full, it is folded into the base: M(t0)^-1 <- M(t0)^-1 - W W^T (the
+    inverse of M(t0) + U F U^T, one rank-m update instead of a new factorisation), which keeps
+    the class weights of t0 for the drift test.
+
+    """
 
     def __init__(self, inverse: np.ndarray, coefficients: np.ndarray):
         width = len(inverse)
@@ -171,10 +189,10 @@ class _StaleFactor:
         self.inverse = inverse  # M(t0)^-1 (upper triangle), from its Cholesky factor
         self.coefficients = coefficients.copy()  # w_c(t0)
         self.decay = np.ones(len(coefficients))  # lambda_c: decay of class c's t0 part
-        self.vectors = np.empty((width, capacity), order="F")  # U
-        self.solved = np.empty((width, capacity), order="F")  # Z = M(t0)^-1 U
-        self.capacitance = np.zeros((capacity, capacity), order="F")  # lower chol(C)
+        self.block = np.empty((width, capacity), order="F")  # W = Z L^-T
         self.size = 0  # m
+        self.scale = 1.0  # s: M(t) ~ s P (the class weights' common shrinkage since t0)
+        self.folds = 0  # blocks folded into the base since the factorisation
         self.refactor = False  # set when CG struggled: refactor at the next solve
         self.last_iterations = 0
 
@@ -184,33 +202,39 @@ class _StaleFactor:
         inexact inverse only makes the preconditioner a little less good, never the answer."""
         return blas.dsymv(1.0, self.inverse, vector, lower=0)
 
+    def fold(self) -> None:
+        """M(t0)^-1 <- M(t0)^-1 - W W^T (``dsyrk`` on the upper triangle): an empty block."""
+        m = self.size
+        if m:
+            self.inverse = blas.dsyrk(
+                -1.0, self.block[:, :m], beta=1.0, c=self.inverse, lower=0, overwrite_c=1
+            )
+        self.size = 0
+        self.folds += 1
+
     def append(self, vector: np.ndarray, frozen: float) -> bool:
         """Add f x x^T to P; False when the capacitance lost positive definiteness (rounding)."""
         m = self.size
         solved = self.base_solve(vector)  # z = M(t0)^-1 x
-        cross = self.vectors[:, :m].T @ solved  # U^T z: the new column of C = F^-1 + U^T Z
         diagonal = 1.0 / frozen + vector @ solved  # 1/f + x^T M(t0)^-1 x
         if m:
-            row = blas.dtrsv(self.capacitance[:m, :m], cross, lower=1)  # L l = U^T z
-            diagonal -= row @ row
-            self.capacitance[m, :m] = row
+            block = self.block[:, :m]
+            row = vector @ block  # l = W^T x
+            diagonal -= row @ row  # l_mm^2
+            solved -= block @ row  # z - W l
         if not diagonal > 0.0:
             return False
-        self.capacitance[m, m] = math.sqrt(diagonal)  # C = L L^T, one more row
-        self.vectors[:, m] = vector
-        self.solved[:, m] = solved
+        self.block[:, m] = solved / math.sqrt(diagonal)  # w_new
         self.size = m + 1
         return True
 
     def apply(self, vector: np.ndarray) -> np.ndarray:
-        """P^-1 v = y - Z C^-1 (U^T y), y = M(t0)^-1 v."""
+        """P^-1 v = M(t0)^-1 v - W (W^T v)."""
         solved = self.base_solve(vector)
         m = self.size
         if m:
-            lower = self.capacitance[:m, :m]
-            half = blas.dtrsv(lower, self.vectors[:, :m].T @ solved, lower=1)
-            coefficients = blas.dtrsv(lower, half, lower=1, trans=1, overwrite_x=1)
-            solved -= self.solved[:, :m] @ coefficients
+            block = self.block[:, :m]
+            solved -= block @ (vector @ block)
         return solved
 
 
@@ -244,7 +268,7 @@ class SystemSolver:
         self.stale: _StaleFactor | None = None
         self.pending: list[tuple[int, np.ndarray, float]] = []
         self.previous: np.ndarray | None = None  # last weights of the shared system (columns)
-        self.counters = {"direct": 0, "refactor": 0, "iterations": 0, "stale": 0}
+        self.counters = {"direct": 0, "refactor": 0, "fold": 0, "iterations": 0, "stale": 0}
 
     # ------------------------------------------------------------- notifications
 
@@ -398,19 +422,28 @@ class SystemSolver:
             return False
         pending, first = self.pending, self.first
         if stale.size + len(pending) > stale.capacity:
-            return False
+            if len(pending) > stale.capacity or stale.folds >= MAX_FOLDS:
+                return False
+            stale.fold()
+            self.counters["fold"] += 1
         if self.forgetting != 1.0:
             for slot, _, _ in pending:
                 stale.decay[slot] *= self.forgetting  # the t0 part of class slot decays
-        # drift = max_c |1 - w_c(t) lambda_c / w_c(t0)|
-        if np.abs(1.0 - coefficients * stale.decay / stale.coefficients).max() > MAX_DRIFT:
+        # rho_c = w_c(t) lambda_c / w_c(t0): how much class c's part of M moved since t0
+        ratios = (coefficients * stale.decay / stale.coefficients).tolist()
+        low, high = min(ratios), max(ratios)
+        # s = sqrt(min rho * max rho): the common scale, M(t) ~ s P
+        scale = math.sqrt(low * high)
+        if high > low * (1.0 + MAX_DRIFT) or not MIN_SCALE <= scale <= 1.0 / MIN_SCALE:
             return False
+        stale.scale = scale
         self.pending = []
         for slot, vector, weight in pending:
             if len(vector) != dim:
                 return False
-            # frozen weight f = the sample's mass times its class's weight now
-            if not stale.append(np.ascontiguousarray(vector[first:]), weight * coefficients[slot]):
+            # frozen weight f = (sample mass) w_c(t) / s: the sample's share of M(t) / s
+            frozen = weight * coefficients[slot] / scale
+            if not stale.append(np.ascontiguousarray(vector[first:]), frozen):
                 return False
         return True
 
@@ -457,9 +490,10 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float
     preconditioned = stale.apply(residual)  # z = P^-1 res
     direction = preconditioned.copy()  # p = z
     product = residual @ preconditioned  # res . z
+    scale = stale.scale  # M ~ s P: the error is about z / s
     for iteration in range(1, MAX_ITERATIONS + 1):
-        if math.sqrt(preconditioned @ preconditioned) <= TOLERANCE * size:
-            weights += preconditioned  # w + P^-1 res: the error drops to ~ drift ||z||
+        if math.sqrt(preconditioned @ preconditioned) <= TOLERANCE * scale * size:
+            weights += preconditioned / scale  # w + (s P)^-1 res: the error drops to ~ drift ||z||
             stale.last_iterations = iteration - 1
             return weights
         image = blas.dsymv(1.0, matrix, direction, lower=0)  # q = M p

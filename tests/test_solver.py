@@ -234,3 +234,36 @@ def test_a_wide_solve_restores_the_callers_blas_threading():
     finally:
         for setter, value in zip(setters, previous):
             setter(value)
+
+
+@pytest.mark.parametrize("params", [{}, {"forgetting": 0.98}, {"tau": 0.5, "intercept": False}])
+def test_full_blocks_folded_into_the_base_inverse_stay_exact(params, monkeypatch):
+    """A small block (4 samples) fills many times: it is folded into M(t0)^-1 (up to
+    ``MAX_FOLDS`` times) before a new factorisation, and every answer is still the batch TER."""
+    monkeypatch.setattr(_solver, "BLOCK_CAPACITY", 4)
+    rows, labels = _stream(260, 12, seed=13)
+    rng = np.random.default_rng(14)
+    weights = rng.choice([0.5, 1.0, 2.0], size=len(rows)).tolist()
+    model = _forced(params)
+    _prequential_matches(model, rows, labels, params, weights)
+    counters = model._solver.counters
+    assert counters["fold"] >= 2 * _solver.MAX_FOLDS  # folded, and refactored after MAX_FOLDS
+    assert counters["stale"] > 0 and counters["refactor"] > 1
+
+
+def test_common_shrinkage_of_the_class_weights_is_no_drift():
+    """Both classes growing in proportion shrink every class weight by about the same factor
+    s: M(t) ~ s P, which conjugate gradients does not see (the drift test measures the spread
+    of the ratios, not their distance to 1). A shrinkage beyond ``MIN_SCALE`` refactors."""
+    rows, labels = _stream(400, 12, seed=15, positives=0.5)
+    model = _forced()
+    for x, y in zip(rows, labels):
+        model.predict_one(x)
+        model.learn_one(x, y)
+    stale = model._solver.stale
+    assert stale is not None and _solver.MIN_SCALE <= stale.scale < 1.0
+    counters = model._solver.counters
+    # With balanced classes the spread stays small: far fewer factorisations than steps.
+    assert counters["refactor"] < counters["stale"] / 5
+    ref = TERReference(rows, labels)
+    assert_model_matches(model, ref, rows[-5:], RTOL)
