@@ -384,6 +384,8 @@ class FeatureIndex:
         vector = self._frozen_vector(self.size + len(new), placement, numbers, columns)
         if not new and len(columns) == len(x):  # every feature known and present: reusable
             columns = np.asarray(columns, dtype=np.intp)
+            if not isinstance(placement, slice):
+                placement = columns  # an index array is faster than a list for numpy
             self._last[1] = columns
             self._cache = (keys, tuple(x.values()), self.size, vector, columns, placement)
         return vector, new

@@ -39,6 +39,7 @@ business: it gives M_k and r_k (``matrix``, ``right_hand_sides``), the solvers l
 
 from __future__ import annotations
 
+import math
 import typing
 
 import numpy as np
@@ -55,6 +56,17 @@ def symmetrize_upper(matrix: np.ndarray) -> np.ndarray:
     """The symmetric matrix whose upper triangle is that of ``matrix``."""
     upper = np.triu(matrix)
     return upper + np.triu(upper, 1).T
+
+
+def _workspace(flat: np.ndarray, dim: int, first: int, rows: int, key: tuple) -> tuple:
+    """Output arrays of `ClassStatistics._narrow_system` and the views M, diag(M) and R."""
+    capacity = int(round(math.sqrt(flat.shape[0])))
+    combined = np.empty((rows, capacity * capacity))
+    square = combined[0].reshape(capacity, capacity, order="F")
+    matrix = square[first:dim, first:dim]  # F-contiguous when first == 0 and capacity == dim
+    diagonal = np.einsum("ii->i", matrix)  # a writeable view of M's diagonal
+    rhs = combined[1:, first * capacity : dim * capacity : capacity].T  # row 0 of each
+    return flat, key, combined, matrix, diagonal, rhs
 
 
 class ClassStatistics:
@@ -79,14 +91,16 @@ class ClassStatistics:
         # everything outside it is zero (a column is zero until its feature is seen).
         self._buffer = np.zeros((dim, dim, 0), order="F")
         self._stacked: np.ndarray | None = None  # the buffer as (capacity^2, C), see `stacked`
+        self._workspace: tuple | None = None  # output arrays of `_narrow_system`
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_stacked"] = None  # a view: rebuilt on use, not pickled as a copy
+        state["_workspace"] = None
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update({"_stacked": None, **state})
+        self.__dict__.update({"_stacked": None, "_workspace": None, **state})
 
     def stacked(self) -> np.ndarray:
         """The buffer as a ``(capacity^2, C)`` matrix, one column-major scatter per column (a
@@ -307,12 +321,11 @@ class ClassStatistics:
         dim = self._dim
         capacity = self._buffer.shape[0]
         flat = self.stacked()
-        if dim > _SPARSE_MIN_DIM:  # wide: the d^2 wasted entries would cost a pass; use s^j
-            combined = (flat @ mix[0])[None, :]  # M, column-major
-            rhs = self._buffer[0, first:dim, :] @ mix[1:].T  # R[:, q] = sum_j mix[1+q, j] s^j
-        else:
-            combined = mix @ flat.T  # row 0: M column-major; row 1 + q: sum_j mix[1+q, j] A^j
-            rhs = combined[1:, first * capacity : dim * capacity : capacity].T  # row 0 of each
+        if dim <= _SPARSE_MIN_DIM:
+            return self._narrow_system(flat, mix, l2, first)
+        # wide: the d^2 wasted entries of the narrow way would cost a pass; use s^j
+        combined = (flat @ mix[0])[None, :]  # M, column-major
+        rhs = self._buffer[0, first:dim, :] @ mix[1:].T  # R[:, q] = sum_j mix[1+q, j] s^j
         if first == 0 and capacity == dim:
             combined[0, :: dim + 1] += l2  # + b I (l2 is the paper's b)
             return combined[0].reshape(dim, dim, order="F"), rhs
@@ -320,6 +333,20 @@ class ClassStatistics:
             combined[0].reshape(capacity, capacity, order="F")[first:dim, first:dim]
         )
         matrix.ravel(order="F")[:: dim - first + 1] += l2  # + b I (l2 is the paper's b)
+        return matrix, rhs
+
+    def _narrow_system(self, flat: np.ndarray, mix: np.ndarray, l2: float, first: int):
+        """`system` for narrow widths, into a workspace kept between calls: one product, one
+        in-place addition, no new views (their cost is comparable to the arithmetic at small
+        d). M and R are views of the workspace, valid until the next call."""
+        key = (self._dim, first, mix.shape)
+        workspace = self._workspace
+        if workspace is None or workspace[0] is not flat or workspace[1] != key:
+            workspace = self._workspace = _workspace(flat, self._dim, first, len(mix), key)
+        _, _, combined, matrix, diagonal, rhs = workspace
+        # row 0: M column-major; row 1 + q: sum_j mix[1+q, j] A^j, whose row 0 is r_q
+        np.matmul(mix, flat.T, out=combined)
+        diagonal += l2  # + b I (l2 is the paper's b)
         return matrix, rhs
 
     def sums(self, first: int) -> np.ndarray:
