@@ -295,7 +295,8 @@ class FeatureIndex:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update({"_cache": None, "_last": None, "_template": None, **state})
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_template", None)  # a pickle of an earlier version
 
     def support(self, vector: np.ndarray) -> np.ndarray | None:
         """The columns that may be non-zero in ``vector`` (the reserved ones first), when it is

@@ -156,11 +156,19 @@ def _solve_spd_fallback(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     if np.all(diagonal > 0) and np.isfinite(diagonal).all():
         scale = 1.0 / np.sqrt(diagonal)  # D = diag(M)^(-1/2)
         scaled_rhs = rhs * (scale[:, None] if rhs.ndim == 2 else scale)
-        factor, info = lapack.dpotrf(matrix * np.outer(scale, scale), lower=0, clean=0)
+        scaled = matrix * np.outer(scale, scale)  # D M D: unit diagonal
+        factor, info = lapack.dpotrf(scaled, lower=0, clean=0)
         if info == 0:
             solution, info = lapack.dpotrs(factor, scaled_rhs, lower=0)
             if info == 0 and np.isfinite(solution).all():
                 return solution * (scale[:, None] if rhs.ndim == 2 else scale)  # w = D z
+        # Numerically singular: least squares on the equilibrated system. Its singular values
+        # are cut relative to the largest one, so on the raw M (columns whose scales differ
+        # by 1e100, say) the cut would drop whole well-determined columns, not only the
+        # dependent directions.
+        solution = np.linalg.lstsq(scaled, scaled_rhs, rcond=None)[0]
+        if np.isfinite(solution).all():
+            return solution * (scale[:, None] if rhs.ndim == 2 else scale)  # w = D z
     return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
 
 
@@ -228,13 +236,13 @@ class _StaleFactor:
         self.size = m + 1
         return True
 
-    def apply(self, vector: np.ndarray) -> np.ndarray:
-        """P^-1 v = M(t0)^-1 v - W (W^T v)."""
-        solved = self.base_solve(vector)
+    def apply(self, vector: np.ndarray, factor: float = 1.0) -> np.ndarray:
+        """c P^-1 v = c M(t0)^-1 v - c W (W^T v), c = ``factor``."""
+        solved = blas.dsymv(factor, self.inverse, vector, lower=0)
         m = self.size
         if m:
             block = self.block[:, :m]
-            solved -= block @ (vector @ block)
+            blas.dgemv(-factor, block, vector @ block, beta=1.0, y=solved, overwrite_y=1)
         return solved
 
 
@@ -473,12 +481,14 @@ class SystemSolver:
 def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float):
     """Preconditioned CG on M w = r from ``weights``; None if it does not converge in time.
 
-    The preconditioned residual z = P^-1 (r - M w) is the error estimate: P^-1 M = I + E with
-    ||E|| <= drift, so ||w - w*|| <= ||z|| / (1 - drift). CG stops when ||z|| <= ``tolerance``
-    ||w|| (adding z then, a free Richardson step, leaves an error of about drift ||z||), or when
-    the residual is as small as a backward-stable direct solve leaves it (``floor`` ||w||).
-    Sets ``stale.refactor`` when the preconditioner has become poor (slow contraction) and
-    ``stale.last_iterations``.
+    The preconditioned residual z = (s P)^-1 (r - M w) is the error estimate: with M ~ s P,
+    (s P)^-1 M = I + E with ||E|| about the drift, so ||w - w*|| ~ ||z||. CG stops when
+    ||z|| <= ``TOLERANCE`` ||w|| (adding z then, a free Richardson step, leaves an error of
+    about drift ||z||), or when the residual is as small as a backward-stable direct solve
+    leaves it (``floor`` ||w||); ||w|| is taken at the start (the step changes it by far less
+    than the tolerances' margins). Sets ``stale.refactor`` when the preconditioner has become
+    poor (slow contraction) and ``stale.last_iterations``. Vectors are updated in place by
+    BLAS (``daxpy``): the iteration is a dozen calls, which is most of its cost at d ~ 200.
 
     """
     residual = rhs - blas.dsymv(1.0, matrix, weights, lower=0)  # res = r - M w
@@ -487,31 +497,33 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float
     size = math.sqrt(weights @ weights)
     if norm <= floor * size:
         return weights
-    preconditioned = stale.apply(residual)  # z = P^-1 res
-    direction = preconditioned.copy()  # p = z
+    inverse_scale = 1.0 / stale.scale  # M ~ s P
+    bound = TOLERANCE * size
+    preconditioned = stale.apply(residual, inverse_scale)  # z = (s P)^-1 res
+    if math.sqrt(preconditioned @ preconditioned) <= bound:
+        return blas.daxpy(preconditioned, weights)  # w + z: the error drops to ~ drift ||z||
+    direction = preconditioned  # p = z
     product = residual @ preconditioned  # res . z
-    scale = stale.scale  # M ~ s P: the error is about z / s
     for iteration in range(1, MAX_ITERATIONS + 1):
-        if math.sqrt(preconditioned @ preconditioned) <= TOLERANCE * scale * size:
-            weights += preconditioned / scale  # w + (s P)^-1 res: the error drops to ~ drift ||z||
-            stale.last_iterations = iteration - 1
-            return weights
         image = blas.dsymv(1.0, matrix, direction, lower=0)  # q = M p
         step = product / (direction @ image)  # alpha
-        weights += step * direction
-        residual -= step * image
+        weights = blas.daxpy(direction, weights, a=step)  # w += alpha p
+        residual = blas.daxpy(image, residual, a=-step)  # res -= alpha q
         new_norm = math.sqrt(residual @ residual)
         if new_norm > MIN_CONTRACTION * norm:
             stale.refactor = True
         norm = new_norm
-        size = math.sqrt(weights @ weights)
+        stale.last_iterations = iteration
+        if iteration == 1:  # ||w|| once more, in case the warm start was (near) zero
+            size = math.sqrt(weights @ weights)
+            bound = TOLERANCE * size
         if norm <= floor * size:
-            stale.last_iterations = iteration
             return weights
-        preconditioned = stale.apply(residual)
+        preconditioned = stale.apply(residual, inverse_scale)
+        if math.sqrt(preconditioned @ preconditioned) <= bound:
+            return blas.daxpy(preconditioned, weights)  # the Richardson step
         new_product = residual @ preconditioned
-        direction *= new_product / product  # beta
-        direction += preconditioned
+        # p = z + beta p, written over z (not needed any more)
+        direction = blas.daxpy(direction, preconditioned, a=new_product / product)
         product = new_product
-    stale.last_iterations = MAX_ITERATIONS
     return None

@@ -100,7 +100,9 @@ class ClassStatistics:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update({"_stacked": None, "_workspace": None, **state})
+        self.__dict__.update(state)
+        for name in ("_stacked", "_workspace"):  # a pickle of an earlier version
+            self.__dict__.setdefault(name, None)
 
     def stacked(self) -> np.ndarray:
         """The buffer as a ``(capacity^2, C)`` matrix, one column-major scatter per column (a

@@ -267,3 +267,22 @@ def test_common_shrinkage_of_the_class_weights_is_no_drift():
     assert counters["refactor"] < counters["stale"] / 5
     ref = TERReference(rows, labels)
     assert_model_matches(model, ref, rows[-5:], RTOL)
+
+
+def test_singular_system_with_columns_of_very_different_scales():
+    """Found by the state machine: a numerically singular M (cond = inf) whose columns differ
+    in scale by 1e100. The least-squares fallback works on the equilibrated system: on the raw
+    M its singular-value cut (relative to 8e247) dropped the well-determined column b as well,
+    leaving a residual of 1e114 in b's equation."""
+    model = NRRLS()
+    model.learn_one({"a": -1e94, "c": -1e124}, "x", w=2.0)
+    model.learn_many(pd.DataFrame([{}, {}], index=[10, 11]), pd.Series(["x", "y"], index=[10, 11]))
+    model.learn_one({"a": -1e-300, "b": -1e115}, "x", w=0.5)
+    rows = [{"a": -1e94, "c": -1e124}, {}, {}, {"a": -1e-300, "b": -1e115}]
+    ref = TERReference(rows, ["x", "x", "y", "x"], sample_weights=[2.0, 1.0, 1.0, 0.5])
+    for row, (M, r) in zip(model_matrix(model.weights, model.intercepts, ref), ref.systems):
+        assert np.linalg.cond(M) > 1e30  # numerically singular: the fallback ran
+        # every equation holds, each relative to its own row's scale
+        residual = np.abs(M @ row - r)
+        row_scale = np.abs(M) @ np.abs(row) + np.abs(r)
+        assert (residual <= 1e-12 * row_scale).all(), residual / row_scale
