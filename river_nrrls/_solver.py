@@ -21,39 +21,48 @@ Batched direct (many classes with reweighting)
 
 Stale factor (wide models whose classes share M: two classes, or no reweighting)
     M changes by a full-rank term at every step (the 1/n rescaling of a class), so there is no
-    exact rank-1 update of its inverse; but the change since an older M(t0) is small. With
-    P = M(t0) + U F U^T, U = [x_1 ... x_m] the samples learnt since t0 (after the first column
-    the systems use) and F = diag(f_i) their frozen weights f_i = (sample weight) x (class
-    weight w_c when the sample entered the block), P is close to M(t):
+    exact rank-1 update of its inverse; but the change since an older M(t0) is small and
+    structured. Write rho_c = w_c(t) lambda_c / w_c(t0) for how much class c's part of M moved
+    since t0 (lambda_c the forgetting's decay of that part, 1 without forgetting) and
+    s = sqrt(min_c rho_c max_c rho_c) for their common scale: on a stationary stream every
+    class weight shrinks in proportion, so M(t) is close to s P with
 
-        M(t) - P = sum_c (w_c(t) lambda_c - w_c(t0)) A^c(t0) + sum_i (current - frozen) x_i x_i^T
+        P = M(t0) + U F U^T,    U = [x_1 ... x_m] the samples learnt since t0,
+        f_i = (sample weight) w_c / s, both taken when the sample entered the block,
 
-    (lambda_c the forgetting's decay of class c's t0 part since t0, 1 without forgetting), a
-    relative change of at most ``drift = max_c |1 - w_c(t) lambda_c / w_c(t0)|``. P is applied
-    exactly through the Woodbury identity, from M(t0)^-1 (explicit, from its Cholesky factor:
-    one symmetric product per use streams better than two triangular solves):
+        M(t) - s P = sum_c (rho_c - s) w_c(t0) A^c(t0) + sum_i (current - s f_i) x_i x_i^T
+                     + (1 - s) b I
 
-        P^-1 v = y - Z C^-1 (U^T y),   y = M(t0)^-1 v,   Z = M(t0)^-1 U,   C = F^-1 + U^T Z
+    a relative change of about ``drift = max_c rho_c / min_c rho_c - 1`` (and 1 - s in the
+    directions where only the ridge b I acts). Conjugate gradients does not see a common scale
+    of its preconditioner, so s itself costs no iteration. P is applied exactly through the
+    Woodbury identity in product form, from M(t0)^-1 (explicit, from its Cholesky factor: one
+    symmetric product per use streams better than two triangular solves):
 
-    Z and the Cholesky factor of the capacitance C grow by one column per sample (append-only,
-    O(d^2 + d m) each). P^-1 is the preconditioner of conjugate gradients on M(t) w = r,
-    warm-started from the previous step's weights: its eigenvalues are in
-    [1 - drift, 1 + drift], so every iteration contracts the residual by about drift / 2. An
-    iteration costs one product with M(t) and one with P^-1: O(d^2 + d m). The preconditioned
-    residual z = P^-1 (r - M w) estimates the error (||w - w*|| <= ||z|| / (1 - drift)); CG
-    stops when ||z|| <= 1e-9 ||w|| and adds z (a free Richardson step, which leaves an error of
-    about drift ||z||, ~1e-11), or when the residual is as small as a backward-stable direct
-    solve leaves it (1e-15 max(diag M) ||w||). The factor is refreshed (a direct solve of the
-    current M, which becomes the new M(t0)) when the block is full (max(48, d / 8) samples),
-    when drift > ``MAX_DRIFT``, when CG needed more than ``MAX_ITERATIONS`` iterations or an
-    iteration contracted the residual by less than ``MIN_CONTRACTION`` (the next solve
+        P^-1 = M(t0)^-1 - W W^T,    W = M(t0)^-1 U L^-T,    L L^T = F^-1 + U^T M(t0)^-1 U
+
+    W grows by one column per sample (O(d^2 + d m), see `_StaleFactor`); applying P^-1 is one
+    symmetric and two thin products. (s P)^-1 preconditions conjugate gradients on
+    M(t) w = r, warm-started from the previous step's weights; every iteration contracts the
+    error by about drift / 2 and costs one product with M(t) and one with P^-1, O(d^2 + d m).
+    The preconditioned residual z = (s P)^-1 (r - M w) estimates the error; CG stops when
+    ||z|| <= 1e-9 ||w|| and adds z (a free Richardson step, which leaves an error of about
+    drift ||z||, ~1e-11), or when the residual is as small as a backward-stable direct solve
+    leaves it (1e-15 max(diag M) ||w||).
+
+    A full block (max(48, d / 8) samples) is folded into the base, M(t0)^-1 <- M(t0)^-1 - W W^T
+    (one rank-m update, ~d^2 m flops instead of a d^3 factorisation; at most ``MAX_FOLDS``
+    times in a row, against the rounding). The factor is refreshed (a direct solve of the
+    current M, which becomes the new M(t0)) when drift > ``MAX_DRIFT`` or s leaves
+    [``MIN_SCALE``, 1 / ``MIN_SCALE``], when CG needed more than ``MAX_ITERATIONS`` iterations
+    or an iteration contracted the residual by less than ``MIN_CONTRACTION`` (the next solve
     refactors), when a class appears or a class that was empty at t0 is not empty any more, when
     the width changes, and after anything the block cannot follow (``learn_many``, merging,
     ``reset``). If CG does not converge in ``MAX_ITERATIONS`` the step is solved directly: every
     answer is as exact as the direct one.
 
-    Forgetting needs nothing special: the decayed old part only changes the drift, which the
-    solver tracks per class (lambda_c above); a strong forgetting refactors more often.
+    Forgetting needs nothing special: the decayed old part only changes the rho_c, which the
+    solver tracks per class; a strong forgetting refactors more often.
 
 The choice is automatic: stale factor when the shared system has at least ``STALE_MIN_DIM``
 columns, direct otherwise.
@@ -77,11 +86,12 @@ from ._stats import ClassStatistics, symmetrize_upper
 __all__ = ["SystemSolver", "solve_spd"]
 
 STALE_MIN_DIM = 150  # below it the direct path is faster (benchmarks/speed.py)
-BLOCK_CAPACITY = 48  # samples in the Woodbury block before refactoring (at least; d / 8 when
+BLOCK_CAPACITY = 48  # samples in the Woodbury block before folding it (at least; d / 8 when
 # wider: a refactorisation costs ~d^3 flops, a block column 4 d per preconditioner use)
 MAX_FOLDS = 4  # full blocks folded into M(t0)^-1 before a new factorisation (rounding)
-MIN_SCALE = 0.75  # ... or a common scale of the class weights since t0 beyond [0.75, 1 / 0.75]
-MAX_DRIFT = 0.05  # relative change of the class weights since t0 before refactoring
+MAX_DRIFT = 0.05  # spread of the class-weight ratios rho_c since t0 before refactoring
+MIN_SCALE = 0.75  # ... or their common scale s beyond [0.75, 1 / 0.75] (the ridge b I does
+# not follow s)
 MAX_ITERATIONS = 8  # CG iterations before giving up on the stale factor
 MIN_CONTRACTION = 0.3  # an iteration whose residual ratio exceeds this triggers a refactor
 TOLERANCE = 1e-9  # ||P^-1 (r - M w)|| <= this ||w||: the relative error estimate
