@@ -267,6 +267,8 @@ class FeatureIndex:
 
     """
 
+    _encoded: tuple | None = None  # the last cacheable encode_sparse (not pickled)
+
     def __init__(self, offset: int = 0, fill: float = 0.0):
         self.offset = offset
         self.fill = fill
@@ -279,6 +281,7 @@ class FeatureIndex:
         state = self.__dict__.copy()
         state["_cache"] = None
         state["_last"] = None
+        state.pop("_encoded", None)
         return state
 
     def support(self, vector: np.ndarray) -> np.ndarray | None:
@@ -320,7 +323,10 @@ class FeatureIndex:
         ``grow=False`` unknown features are validated and dropped.
 
         """
-        clean = validate_one(x)
+        return self._encode_clean(validate_one(x), grow)
+
+    def _encode_clean(self, clean: dict, grow: bool) -> tuple[list[int], np.ndarray, list]:
+        """`encode_one` of a dict that `validate_one` returned."""
         position = self.position
         try:
             columns = [position[name] for name in clean]
@@ -339,6 +345,47 @@ class FeatureIndex:
                 columns.append(column)
                 values.append(value)
         return columns, np.asarray(values, dtype=float), new
+
+    def encode_sparse(
+        self, x: dict, grow: bool = True
+    ) -> tuple[np.ndarray, np.ndarray, list, bool]:
+        """`encode_one` for the sparse first-order models: columns, values, new features, and
+        whether ``x`` is clean as given (only ints and floats: no missing value to drop).
+
+        The columns come as a ``np.intp`` array (fast fancy indexing); both arrays are
+        read-only, since the last encoding is remembered: river's prequential loop encodes every
+        sample twice (``predict_one`` then ``learn_one``), and a sample with the keys and the
+        values of the last one, while the index has not grown, reuses its arrays without being
+        validated or looked up again. O(non-zeros), with a small constant, either way. Values
+        must be the same ints and floats (same types: a ``Decimal`` or a complex equal to a
+        remembered float is validated again), and a zero the very same object (``-0.0 == 0.0``).
+        Only a sample whose features are all known and whose values are all ints and floats is
+        remembered. The cache is not pickled.
+
+        """
+        if not isinstance(x, dict):
+            raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+        keys = tuple(x)
+        values = tuple(x.values())
+        last = self._encoded
+        if (
+            last is not None
+            and last[0] == self.size
+            and last[1] == keys
+            and last[2] == values
+            and _FAST_TYPES.issuperset(map(type, values))
+            and all(values[i] is last[2][i] for i in last[5])
+        ):
+            return last[3], last[4], [], True
+        clean = validate_one(x)
+        columns, numbers, new = self._encode_clean(clean, grow)
+        columns = np.asarray(columns, dtype=np.intp)
+        columns.flags.writeable = numbers.flags.writeable = False
+        as_given = clean is x
+        if as_given and not new and len(columns) == len(x):  # every feature known: reusable
+            zeros = () if numbers.all() else tuple(np.flatnonzero(numbers == 0.0).tolist())
+            self._encoded = (self.size, keys, values, columns, numbers, zeros)
+        return columns, numbers, new, as_given
 
     def dense_one(self, x: dict, grow: bool = True) -> tuple[np.ndarray, list]:
         """``x`` as a read-only dense vector of ``size + len(new)`` entries, and new features.
