@@ -333,18 +333,18 @@ class FeatureIndex:
             return columns, np.fromiter(clean.values(), dtype=float, count=len(clean)), []
         except KeyError:
             pass
-        new = sort_features(name for name in clean if name not in position)
-        if grow:
-            provisional = {name: self.size + i for i, name in enumerate(new)}
-        else:
-            provisional, new = {}, []
-        columns, values = [], []
-        for name, value in clean.items():
-            column = position.get(name, provisional.get(name))
-            if column is not None:
-                columns.append(column)
-                values.append(value)
-        return columns, np.asarray(values, dtype=float), new
+        # Some features are unknown: one look-up a feature (-1: unknown), then the new ones.
+        columns = [position.get(name, -1) for name in clean]
+        values = np.fromiter(clean.values(), dtype=float, count=len(clean))
+        if not grow:
+            known = [i for i, column in enumerate(columns) if column >= 0]
+            return [columns[i] for i in known], values[known], []
+        new = sort_features(name for name, column in zip(clean, columns) if column < 0)
+        provisional = dict(zip(new, range(self.size, self.size + len(new))))
+        columns = [
+            column if column >= 0 else provisional[name] for name, column in zip(clean, columns)
+        ]
+        return columns, values, new
 
     def encode_sparse(
         self, x: dict, grow: bool = True
@@ -359,8 +359,8 @@ class FeatureIndex:
         validated or looked up again. O(non-zeros), with a small constant, either way. Values
         must be the same ints and floats (same types: a ``Decimal`` or a complex equal to a
         remembered float is validated again), and a zero the very same object (``-0.0 == 0.0``).
-        Only a sample whose features are all known and whose values are all ints and floats is
-        remembered. The cache is not pickled.
+        Only a sample whose values are all ints and floats is remembered (with the provisional
+        columns of its new features, dropped for ``grow=False``). The cache is not pickled.
 
         """
         if not isinstance(x, dict):
@@ -374,18 +374,34 @@ class FeatureIndex:
             and last[1] == keys
             and last[2] == values
             and _FAST_TYPES.issuperset(map(type, values))
-            and all(values[i] is last[2][i] for i in last[5])
+            and all(values[i] is last[2][i] for i in last[3])
         ):
-            return last[3], last[4], [], True
+            columns, numbers, new = last[4] if grow else last[5]
+            return columns, numbers, list(new), True
         clean = validate_one(x)
-        columns, numbers, new = self._encode_clean(clean, grow)
+        columns, numbers, new = self._encode_clean(clean, grow=True)
         columns = np.asarray(columns, dtype=np.intp)
-        columns.flags.writeable = numbers.flags.writeable = False
+        if new:  # grow=False drops the provisional columns
+            known = columns < self.size
+            known_columns, known_numbers = columns[known], numbers[known]
+        else:
+            known_columns, known_numbers = columns, numbers
+        for array in (columns, numbers, known_columns, known_numbers):
+            array.flags.writeable = False
         as_given = clean is x
-        if as_given and not new and len(columns) == len(x):  # every feature known: reusable
+        if as_given:  # only ints and floats, validated: reusable
             zeros = () if numbers.all() else tuple(np.flatnonzero(numbers == 0.0).tolist())
-            self._encoded = (self.size, keys, values, columns, numbers, zeros)
-        return columns, numbers, new, as_given
+            self._encoded = (
+                self.size,
+                keys,
+                values,
+                zeros,
+                (columns, numbers, tuple(new)),
+                (known_columns, known_numbers, ()),
+            )
+        if grow:
+            return columns, numbers, new, as_given
+        return known_columns, known_numbers, [], as_given
 
     def dense_one(self, x: dict, grow: bool = True) -> tuple[np.ndarray, list]:
         """``x`` as a read-only dense vector of ``size + len(new)`` entries, and new features.

@@ -20,7 +20,7 @@ import pytest
 from river import datasets, linear_model, optim
 
 from river_nrrls import OCSCA
-from river_nrrls._index import FeatureIndex
+from river_nrrls._index import FeatureIndex, validate_one
 from river_nrrls.baselines import CSOGDClassifier
 
 
@@ -166,9 +166,9 @@ def test_random_sparse_stream_is_bit_identical(name):
     rng = random.Random(7)
     twins = Twins(MODELS[name])
     previous = {"f0": 1.0}
-    for t in range(150):
-        k = rng.randint(0, 6)
-        x = {f"f{rng.randrange(12)}": rng.choice([rng.gauss(0, 2), 0.0, -0.0, 1]) for _ in range(k)}
+    for _ in range(150):
+        values = [rng.choice([rng.gauss(0, 2), 0.0, -0.0, 1]) for _ in range(rng.randint(0, 6))]
+        x = {f"f{rng.randrange(12)}": value for value in values}
         y = rng.random() < 0.3
         kind = rng.random()
         if kind < 0.5:
@@ -232,3 +232,40 @@ def test_encode_sparse_keeps_the_sign_of_a_zero():
     assert np.signbit(values).tolist() == [True, False]
     x = {"a": -0.0, "b": 1.0}
     assert index.encode_sparse(x)[1] is index.encode_sparse(x)[1]  # the same objects: reused
+
+
+def test_encode_sparse_equals_encode_one_with_new_and_missing_features():
+    rng = random.Random(3)
+    index = FeatureIndex(offset=1)
+    x = {}
+    for _ in range(300):
+        if rng.random() < 0.6:  # a fresh sample, else the last one again (maybe modified)
+            x = {
+                rng.choice([f"f{rng.randrange(30)}", rng.randrange(5)]): rng.choice(
+                    [rng.gauss(0, 1), 0.0, -0.0, 2, None, True, decimal.Decimal("1.5")]
+                )
+                for _ in range(rng.randint(0, 6))
+            }
+        elif x and rng.random() < 0.5:
+            x[next(iter(x))] = rng.gauss(0, 1)
+        grow = rng.random() < 0.5
+        columns, values, new, as_given = index.encode_sparse(x, grow=grow)
+        expected = index.encode_one(x, grow=grow)
+        assert columns.tolist() == expected[0] and new == expected[2]
+        assert values.tobytes() == expected[1].tobytes()
+        assert as_given == (validate_one(x) is x)
+        if new and rng.random() < 0.3:
+            index.add(new)
+
+
+def test_a_sample_with_unknown_features_is_encoded_once():
+    index = FeatureIndex()
+    index.add(["a"])
+    x = {"b": 2.0, "a": 1.0, "c": 3.0}
+    predicted = index.encode_sparse(x, grow=False)
+    assert predicted[0].tolist() == [0] and predicted[1].tolist() == [1.0] and predicted[2] == []
+    learnt = index.encode_sparse(x, grow=True)
+    assert learnt[0].tolist() == [1, 0, 2] and learnt[2] == ["b", "c"]
+    again = index.encode_sparse(x, grow=True)
+    assert again[0] is learnt[0] and again[2] == learnt[2] and again[2] is not learnt[2]
+    assert index.encode_sparse(x, grow=False)[0] is predicted[0]
