@@ -93,6 +93,24 @@ def _finite_sum(values: typing.Iterable) -> bool:
         return False
 
 
+def _snapshot(x: dict) -> tuple[tuple, tuple]:
+    """The keys and the values of a feature dict, to recognise the sample at the next call."""
+    if not isinstance(x, dict):
+        raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+    return tuple(x), tuple(x.values())
+
+
+def _same_sample(keys: tuple, values: tuple, known_keys: tuple, known_values: tuple) -> bool:
+    """Whether a `_snapshot` is a remembered (validated) one: equal keys, equal values, and all
+    of them plain ints and floats (a complex or a ``Decimal`` equal to a remembered float must
+    still be validated)."""
+    return (
+        keys == known_keys
+        and values == known_values
+        and _FAST_TYPES.issuperset(map(type, values))
+    )
+
+
 def validate_one(x: dict) -> dict:
     """Validate a feature dict and return ``{feature: number}`` without the missing (None) values.
 
@@ -363,17 +381,12 @@ class FeatureIndex:
         columns of its new features, dropped for ``grow=False``). The cache is not pickled.
 
         """
-        if not isinstance(x, dict):
-            raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
-        keys = tuple(x)
-        values = tuple(x.values())
+        keys, values = _snapshot(x)
         last = self._encoded
         if (
             last is not None
             and last[0] == self.size
-            and last[1] == keys
-            and last[2] == values
-            and _FAST_TYPES.issuperset(map(type, values))
+            and _same_sample(keys, values, last[1], last[2])
             and all(values[i] is last[2][i] for i in last[3])
         ):
             columns, numbers, new = last[4] if grow else last[5]
