@@ -192,6 +192,20 @@ def report(runs: dict) -> str:
     return "\n\n".join(parts)
 
 
+def _describe(checkout: str) -> str:
+    """A checkout as its commit (``commit abc1234``), else as its path."""
+    try:
+        commit = subprocess.run(
+            ["git", "-C", checkout, "rev-parse", "--short", "HEAD"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return f"`{checkout}`"
+    return f"commit {commit}"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny streams, print only")
@@ -216,7 +230,7 @@ def main(argv=None) -> int:
     if not args.quick:
         versions = next(iter(runs["one BLAS thread"].values()))["versions"]
         code_note = (
-            f"\"before\" is the package of `{args.before}` (the code before the change), "
+            f"\"before\" is the package of {_describe(args.before)} (the code before the change), "
             "\"after\" this checkout's; "
             if args.before
             else ""
