@@ -104,6 +104,24 @@ def _finite_sum(values: typing.Iterable) -> bool:
         return False
 
 
+def _snapshot(x: dict) -> tuple[tuple, tuple]:
+    """The keys and the values of a feature dict, to recognise the sample at the next call."""
+    if not isinstance(x, dict):
+        raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+    return tuple(x), tuple(x.values())
+
+
+def _same_sample(keys: tuple, values: tuple, known_keys: tuple, known_values: tuple) -> bool:
+    """Whether a `_snapshot` is a remembered (validated) one: equal keys, equal values, and all
+    of them plain ints and floats (a complex or a ``Decimal`` equal to a remembered float must
+    still be validated)."""
+    return (
+        keys == known_keys
+        and values == known_values
+        and _FAST_TYPES.issuperset(map(type, values))
+    )
+
+
 def validate_one(x: dict) -> dict:
     """Validate a feature dict and return ``{feature: number}`` without the missing (None) values.
 
@@ -272,11 +290,16 @@ class FeatureIndex:
 
     Notes
     -----
-    `dense_one` remembers the last sample it encoded (its keys, values and vector), since
-    river's prequential loop encodes every sample twice (``predict_one`` then ``learn_one``). The
-    vectors it returns are read-only for that reason. The cache is not pickled.
+    `dense_one` (NR-RLS and the least-squares baselines) and `encode_sparse` (the first-order
+    models) remember the last sample they encoded (its keys, values and encoding), since river's
+    prequential loop encodes every sample twice (``predict_one`` then ``learn_one``). A sample
+    is taken as the same only when its keys and values are equal, its values plain ints and
+    floats, and the index unchanged; what they return is read-only for that reason. The caches
+    are not pickled.
 
     """
+
+    _encoded: tuple | None = None  # the last cacheable encode_sparse (not pickled)
 
     def __init__(self, offset: int = 0, fill: float = 0.0):
         self.offset = offset
@@ -292,6 +315,7 @@ class FeatureIndex:
         state["_cache"] = None
         state["_last"] = None
         state["_template"] = None
+        state.pop("_encoded", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -337,25 +361,80 @@ class FeatureIndex:
         ``grow=False`` unknown features are validated and dropped.
 
         """
-        clean = validate_one(x)
+        return self._encode_clean(validate_one(x), grow)
+
+    def _encode_clean(self, clean: dict, grow: bool) -> tuple[list[int], np.ndarray, list]:
+        """`encode_one` of a dict that `validate_one` returned."""
         position = self.position
         try:
             columns = [position[name] for name in clean]
             return columns, np.fromiter(clean.values(), dtype=float, count=len(clean)), []
         except KeyError:
             pass
-        new = sort_features(name for name in clean if name not in position)
-        if grow:
-            provisional = {name: self.size + i for i, name in enumerate(new)}
+        # Some features are unknown: one look-up a feature (-1: unknown), then the new ones.
+        columns = [position.get(name, -1) for name in clean]
+        values = np.fromiter(clean.values(), dtype=float, count=len(clean))
+        if not grow:
+            known = [i for i, column in enumerate(columns) if column >= 0]
+            return [columns[i] for i in known], values[known], []
+        new = sort_features(name for name, column in zip(clean, columns) if column < 0)
+        provisional = dict(zip(new, range(self.size, self.size + len(new))))
+        columns = [
+            column if column >= 0 else provisional[name] for name, column in zip(clean, columns)
+        ]
+        return columns, values, new
+
+    def encode_sparse(
+        self, x: dict, grow: bool = True
+    ) -> tuple[np.ndarray, np.ndarray, list, bool]:
+        """`encode_one` for the sparse first-order models: columns, values, new features, and
+        whether ``x`` is clean as given (only ints and floats: no missing value to drop).
+
+        The columns come as a ``np.intp`` array (fast fancy indexing); both arrays are
+        read-only, since the last encoding is remembered: river's prequential loop encodes every
+        sample twice (``predict_one`` then ``learn_one``), and a sample with the keys and the
+        values of the last one, while the index has not grown, reuses its arrays without being
+        validated or looked up again. O(non-zeros), with a small constant, either way. Values
+        must be the same ints and floats (same types: a ``Decimal`` or a complex equal to a
+        remembered float is validated again), and a zero the very same object (``-0.0 == 0.0``).
+        Only a sample whose values are all ints and floats is remembered (with the provisional
+        columns of its new features, dropped for ``grow=False``). The cache is not pickled.
+
+        """
+        keys, values = _snapshot(x)
+        last = self._encoded
+        if (
+            last is not None
+            and last[0] == self.size
+            and _same_sample(keys, values, last[1], last[2])
+            and all(values[i] is last[2][i] for i in last[3])
+        ):
+            columns, numbers, new = last[4] if grow else last[5]
+            return columns, numbers, list(new), True
+        clean = validate_one(x)
+        columns, numbers, new = self._encode_clean(clean, grow=True)
+        columns = np.asarray(columns, dtype=np.intp)
+        if new:  # grow=False drops the provisional columns
+            known = columns < self.size
+            known_columns, known_numbers = columns[known], numbers[known]
         else:
-            provisional, new = {}, []
-        columns, values = [], []
-        for name, value in clean.items():
-            column = position.get(name, provisional.get(name))
-            if column is not None:
-                columns.append(column)
-                values.append(value)
-        return columns, np.asarray(values, dtype=float), new
+            known_columns, known_numbers = columns, numbers
+        for array in (columns, numbers, known_columns, known_numbers):
+            array.flags.writeable = False
+        as_given = clean is x
+        if as_given:  # only ints and floats, validated: reusable
+            zeros = () if numbers.all() else tuple(np.flatnonzero(numbers == 0.0).tolist())
+            self._encoded = (
+                self.size,
+                keys,
+                values,
+                zeros,
+                (columns, numbers, tuple(new)),
+                (known_columns, known_numbers, ()),
+            )
+        if grow:
+            return columns, numbers, new, as_given
+        return known_columns, known_numbers, [], as_given
 
     def dense_one(self, x: dict, grow: bool = True) -> tuple[np.ndarray, list]:
         """``x`` as a read-only dense vector of ``size + len(new)`` entries, and new features.

@@ -21,11 +21,11 @@ def exact_dot(weights: np.ndarray, values: np.ndarray) -> float:
             return float(products.sum())
 
 
-def weights_at(weights: np.ndarray, columns: list[int], new: list) -> np.ndarray:
+def weights_at(weights: np.ndarray, columns: np.ndarray, new: list) -> np.ndarray:
     """``weights[columns]``, 0 for the provisional columns of not yet added features."""
     if not new:
         return weights[columns]
-    column_array = np.asarray(columns, dtype=int)
+    column_array = np.asarray(columns, dtype=np.intp)
     known = column_array < len(weights)  # spare capacity holds zeros
     current = np.zeros(len(column_array))
     current[known] = weights[column_array[known]]

@@ -326,11 +326,13 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
 
     # ----------------------------------------------------------------- helpers
 
-    def _base_input(self, x: dict) -> dict:
-        """``x`` as shown to f0: as given, without its missing (None) values."""
-        if None in x.values():
-            return {name: value for name, value in x.items() if value is not None}
-        return x
+    @staticmethod
+    def _base_input(x: dict, as_given: bool) -> dict:
+        """``x`` as shown to f0: as given, without its missing (None) values (``as_given``: x
+        has none, as the encoding found)."""
+        if as_given or None not in x.values():
+            return x
+        return {name: value for name, value in x.items() if value is not None}
 
     def _base_score(self, x: dict, kwargs: dict) -> float:
         """f0(x) on the hinge scale (0 while the base model has no output)."""
@@ -374,7 +376,7 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
             raise ValueError(f"the base model {type(self.model).__name__} gave the score {score!r}")
         return score
 
-    def _adaptation(self, columns: list[int], values: np.ndarray) -> float:
+    def _adaptation(self, columns: np.ndarray, values: np.ndarray) -> float:
         """w . x for known columns (the constant feature included)."""
         return exact_dot(self._w[columns], values) + self._bias * self._constant
 
@@ -392,8 +394,8 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
             cost = self._cost_pos if y_t > 0 else self._cost_neg  # C_t
         else:
             cost = check_real("w (the sample's cost)", w, low=0.0)  # C_t given per sample
-        columns, values, new = self._index.encode_one(x, grow=True)
-        base_x = self._base_input(x)
+        columns, values, new, as_given = self._index.encode_sparse(x, grow=True)
+        base_x = self._base_input(x, as_given)
         squared_norm = exact_dot(values, values) + self._constant  # x_t . x_t
         step = 0.0
         if squared_norm > 0.0:
@@ -431,9 +433,9 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
 
     def _score_one(self, x: dict, kwargs: dict) -> float:
         """f(x) = f0(x) + w . x."""
-        columns, values, _ = self._index.encode_one(x, grow=False)
+        columns, values, _, as_given = self._index.encode_sparse(x, grow=False)
         with np.errstate(over="ignore", invalid="ignore"):
-            score = self._base_score(self._base_input(x), kwargs) + self._adaptation(
+            score = self._base_score(self._base_input(x, as_given), kwargs) + self._adaptation(
                 columns, values
             )
         if not math.isfinite(score):

@@ -11,8 +11,8 @@ import pytest
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
 
 
-@pytest.mark.parametrize("script", ["speed.py"])
-def test_quick_mode_runs_and_prints_a_table(script):
+@pytest.mark.parametrize(("script", "model"), [("speed.py", "NRRLS"), ("ocsca_speed.py", "OCSCA")])
+def test_quick_mode_runs_and_prints_a_table(script, model):
     completed = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), "--quick"],
         capture_output=True,
@@ -20,4 +20,4 @@ def test_quick_mode_runs_and_prints_a_table(script):
         timeout=300,
     )
     assert completed.returncode == 0, completed.stderr
-    assert "| " in completed.stdout and "NRRLS" in completed.stdout
+    assert "| " in completed.stdout and model in completed.stdout

@@ -199,7 +199,7 @@ class CSOGDClassifier(LiveParameters, base.Classifier):
         n_pos = self._n_pos + (y_t > 0)
         n_neg = self._n_neg + (y_t < 0)
         rho = self._rho(y_t, w, n_pos, n_neg)  # rho_y
-        columns, values, new = self._index.encode_one(x, grow=True)
+        columns, values, new, _ = self._index.encode_sparse(x, grow=True)
         current = weights_at(self._w, columns, new)
         margin = y_t * (exact_dot(current, values) + self._bias * self._constant)  # y w . x
         if self.loss == "I":
@@ -219,7 +219,7 @@ class CSOGDClassifier(LiveParameters, base.Classifier):
     # --------------------------------------------------------------- inference
 
     def _score_one(self, x: dict) -> float:
-        columns, values, _ = self._index.encode_one(x, grow=False)
+        columns, values, _, _ = self._index.encode_sparse(x, grow=False)
         return exact_dot(self._w[columns], values) + self._bias * self._constant  # w . x
 
     def decision_one(self, x: dict) -> dict[bool, float]:
