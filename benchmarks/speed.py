@@ -145,7 +145,9 @@ def section_width(dims, quick: bool, repeats: int) -> list:
         warm = (rows[:n_warm], labels[:n_warm])
         timed = (rows[n_warm:], labels[n_warm:])
         models = {"NRRLS": _nrrls(), "NRRLS direct": _nrrls(direct=True), **_river_models()}
-        best = interleaved(models, warm, timed, True, repeats)
+        # Cheap widths get more repeats: spread over more seconds, a slow phase of the shared
+        # machine is less likely to cover all of them.
+        best = interleaved(models, warm, timed, True, repeats * (5 if d <= 128 else 1))
         entry = {"d": d, "us": {name: us for name, (us, _) in best.items()}}
         entry.update(_stale_stats(best["NRRLS"][1], n_timed))
         results.append(entry)
@@ -164,7 +166,7 @@ def section_sparse(quick: bool, repeats: int) -> dict:
         rows, labels = one_hot_stream(2 * n, n_features, seed=n_features)
         warm, timed = (rows[:n], labels[:n]), (rows[n:], labels[n:])
         models = {"NRRLS": NRRLS, "LogisticRegression": linear_model.LogisticRegression}
-        best = interleaved(models, warm, timed, False, repeats)
+        best = interleaved(models, warm, timed, False, repeats * 5)  # cheap: see section_width
         out[n_features] = {name: us for name, (us, _) in best.items()}
     n_emerging = 500 if quick else 5000
     model = NRRLS()
@@ -192,7 +194,7 @@ def section_classes(quick: bool, repeats: int) -> list:
                 linear_model.LogisticRegression()
             ),
         }
-        best = interleaved(models, warm, timed, True, repeats)
+        best = interleaved(models, warm, timed, True, repeats * (3 if n_classes <= 20 else 1))
         seen = len(set(labels[:2000]))
         out.append({"classes": seen, "us": {name: us for name, (us, _) in best.items()}})
     return out
@@ -401,8 +403,10 @@ def main(argv=None) -> int:
         f"{versions['python']}, numpy {versions['numpy']}, river {versions['river']}, "
         f"{platform.machine()}, {os.cpu_count()} cores (shared with other jobs: ratios within "
         f"a run are the figures to read). Best of {next(iter(runs.values()))['repeats']} "
-        "repeats, models taking turns; microseconds per sample. Every step is predict_one then "
-        "learn_one unless said otherwise; 10 % positives; models warmed up (untimed) on "
+        "repeats (five times as many for d <= 128 and sparse learning, three times for up to "
+        "20 classes: cheap sections are spread over more time), models taking turns; "
+        "microseconds per sample. Every step is predict_one then learn_one unless said "
+        "otherwise; 10 % positives; models warmed up (untimed) on "
         "max(1000, 2d) samples first. `NRRLS direct` is the same model forced onto one "
         "Cholesky solve per step (the method before the stale-factor solver).\n\n"
         "![us per sample against d](speed.png)\n\n"

@@ -93,13 +93,14 @@ def _placement(columns: list[int]) -> slice | list[int]:
 def _finite_sum(values: typing.Iterable) -> bool:
     """True when the (int/float) values are all finite floats once converted.
 
-    ``math.fsum`` converts every value to a float first (an int beyond float range raises
-    ``OverflowError``, even when ints that cancel exactly would sum to 0) and sums exactly (an
-    intermediate overflow raises too: the slow path then looks at the values one by one).
+    A float start makes ``sum`` add in floats: an int beyond float range raises
+    ``OverflowError`` when it is added (even when ints that cancel exactly would sum to 0), and
+    an intermediate overflow gives inf; either way the slow path then looks at the values one
+    by one. (``math.fsum`` does the same checks at three times the cost.)
 
     """
     try:
-        return math.isfinite(math.fsum(values))
+        return math.isfinite(sum(values, 0.0))
     except OverflowError:
         return False
 
@@ -307,7 +308,9 @@ class FeatureIndex:
         self.position: dict[typing.Hashable, int] = {}
         self.features: list[typing.Hashable] = []
         self._cache: tuple | None = None
-        self._last: list | None = None  # [vector, its feature columns, support] of dense_one
+        # dense_one's last vector and its columns record [feature columns, support or None];
+        # a cache entry keeps its record, so samples with the same keys share one support.
+        self._last: tuple | None = None
         self._template: np.ndarray | None = None  # fill, then zeros: the start of a vector
 
     def __getstate__(self) -> dict:
@@ -329,11 +332,12 @@ class FeatureIndex:
         last = self._last
         if last is None or last[0] is not vector:
             return None
-        if last[2] is None:
-            last[2] = np.concatenate(
-                (np.arange(self.offset, dtype=np.intp), np.asarray(last[1], dtype=np.intp))
+        record = last[1]
+        if record[1] is None:
+            record[1] = np.concatenate(
+                (np.arange(self.offset, dtype=np.intp), np.asarray(record[0], dtype=np.intp))
             )
-        return last[2]
+        return record[1]
 
     def __len__(self) -> int:
         return len(self.features)
@@ -453,7 +457,7 @@ class FeatureIndex:
             values = tuple(x.values())
             if _FAST_TYPES.issuperset(map(type, values)):
                 if values == cache[1]:
-                    self._last = [cache[3], cache[4], None]
+                    self._last = (cache[3], cache[4])
                     return cache[3], []
                 if _finite_sum(values):
                     vector = self._frozen_vector(self.size, cache[5], values, cache[4])
@@ -461,18 +465,19 @@ class FeatureIndex:
                     return vector, []
         columns, numbers, new = self.encode_one(x, grow=grow)
         placement = _placement(columns)
-        vector = self._frozen_vector(self.size + len(new), placement, numbers, columns)
+        record = [columns, None]
+        vector = self._frozen_vector(self.size + len(new), placement, numbers, record)
         if not new and len(columns) == len(x):  # every feature known and present: reusable
-            columns = np.asarray(columns, dtype=np.intp)
+            record[0] = np.asarray(columns, dtype=np.intp)
             if not isinstance(placement, slice):
-                placement = columns  # an index array is faster than a list for numpy
-            self._last[1] = columns
-            self._cache = (keys, tuple(x.values()), self.size, vector, columns, placement)
+                placement = record[0]  # an index array is faster than a list for numpy
+            self._cache = (keys, tuple(x.values()), self.size, vector, record, placement)
         return vector, new
 
-    def _frozen_vector(self, size: int, placement, values, columns) -> np.ndarray:
+    def _frozen_vector(self, size: int, placement, values, record: list) -> np.ndarray:
         """A read-only vector of ``size`` entries: ``fill`` in the reserved columns, ``values``
-        at ``placement`` (the ``columns``, or the slice they span) and zeros elsewhere."""
+        at ``placement`` (the columns of ``record``, or the slice they span) and zeros
+        elsewhere."""
         template = self._template
         if template is None or len(template) != size:
             template = np.zeros(size)
@@ -481,7 +486,7 @@ class FeatureIndex:
         vector = template.copy()
         vector[placement] = values
         vector.flags.writeable = False
-        self._last = [vector, columns, None]
+        self._last = (vector, record)
         return vector
 
     def encode_many(self, X: typing.Any, grow: bool = True) -> tuple[np.ndarray, list]:

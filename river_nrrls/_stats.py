@@ -171,6 +171,11 @@ class ClassStatistics:
 
     # ---------------------------------------------------------------- learning
 
+    @property
+    def sparse_updates(self) -> bool:
+        """Whether `update_one` may update only a sample's block (its ``support`` then helps)."""
+        return self._dim > _SPARSE_MIN_DIM
+
     def update_one(
         self, c: int, vector: np.ndarray, weight: float = 1.0, support: np.ndarray | None = None
     ) -> None:
