@@ -292,8 +292,16 @@ class SystemSolver:
 
     def observe(self, slot: int, vector: np.ndarray, weight: float) -> None:
         """A sample of class ``slot`` and mass ``weight`` was added to the statistics."""
-        if self.stale is not None:
-            self.pending.append((slot, vector, weight))
+        stale = self.stale
+        if stale is None:
+            return
+        if len(self.pending) >= stale.capacity:
+            # More samples than a block holds: the next solve would refactor anyway. Let go of
+            # the factor now, so that a stream that learns without predicting keeps no list
+            # growing with the samples seen.
+            self.invalidate()
+            return
+        self.pending.append((slot, vector, weight))
 
     def invalidate(self) -> None:
         """The statistics changed in a way the block cannot follow: refactor at the next solve."""

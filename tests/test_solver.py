@@ -286,3 +286,32 @@ def test_singular_system_with_columns_of_very_different_scales():
         residual = np.abs(M @ row - r)
         row_scale = np.abs(M) @ np.abs(row) + np.abs(r)
         assert (residual <= 1e-12 * row_scale).all(), residual / row_scale
+
+
+def test_learning_without_predicting_keeps_no_growing_list_and_stays_exact():
+    """After a prediction has set up a stale factor, a long run of ``learn_one`` without
+    predictions must not queue every sample for the block (memory growing with the stream):
+    beyond a block's worth the factor is let go, and the next prediction refactors exactly."""
+    rows, labels = _stream(300, 12, seed=16)
+    model = _forced()
+    for x, y in zip(rows[:40], labels[:40]):
+        model.predict_one(x)
+        model.learn_one(x, y)
+    solver = model._solver
+    assert solver.stale is not None
+    capacity = solver.stale.capacity
+    longest = 0
+    for x, y in zip(rows[40:], labels[40:]):
+        model.learn_one(x, y)
+        longest = max(longest, len(solver.pending))
+    assert longest <= capacity < len(rows) - 40
+    assert solver.stale is None and solver.pending == []
+    assert_model_matches(model, TERReference(rows, labels), rows[-5:], RTOL)
+    # A short run (within a block) keeps the factor and its queue, and stays exact too.
+    more_rows, more_labels = _stream(10, 12, seed=17)
+    model.predict_one(rows[0])
+    for x, y in zip(more_rows, more_labels):
+        model.learn_one(x, y)
+    assert solver.stale is not None and len(solver.pending) == len(more_rows)
+    reference = TERReference(rows + more_rows, labels + more_labels)
+    assert_model_matches(model, reference, more_rows[-3:], RTOL)
