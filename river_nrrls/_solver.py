@@ -271,7 +271,15 @@ class SystemSolver:
     from which the stale-factor path is used (the benchmark sets it out of reach to time the
     direct path).
 
+    The factor is built at the second wide solve after a change the block cannot follow (or
+    after the first ever), not at the first: building M(t0)^-1 costs about three direct solves,
+    and pays only when predictions keep following ``learn_one``'s. A copy that predicts once (a
+    block-prequential scorer of `PolynomialOrderSelector`) or ``learn_many`` batches between
+    predictions then pay one direct solve each, as they would without the stale factor.
+
     """
+
+    primed = False  # class default: models pickled before this attribute existed
 
     def __init__(
         self, l2: float, tau: float, eta: float, reweight: bool, first: int, forgetting: float
@@ -286,6 +294,7 @@ class SystemSolver:
         self.stale: _StaleFactor | None = None
         self.pending: list[tuple[int, np.ndarray, float]] = []
         self.previous: np.ndarray | None = None  # last weights of the shared system (columns)
+        self.primed = False  # a wide direct solve ran since the last invalidation
         self.counters = {"direct": 0, "refactor": 0, "fold": 0, "iterations": 0, "stale": 0}
 
     # ------------------------------------------------------------- notifications
@@ -304,8 +313,9 @@ class SystemSolver:
         self.pending.append((slot, vector, weight))
 
     def invalidate(self) -> None:
-        """The statistics changed in a way the block cannot follow: refactor at the next solve."""
+        """The statistics changed in a way the block cannot follow: solve directly next time."""
         self.stale = None
+        self.primed = False
         self.pending = []
 
     # ------------------------------------------------------------------- solving
@@ -364,11 +374,13 @@ class SystemSolver:
             matrix_mix, rhs_mix = stats.mixing(self.reweight, self.tau, self.eta)
             mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
         matrix, rhs = stats.system(mix, self.l2, first)
-        if dim - first >= self.stale_min_dim:
+        wide = dim - first >= self.stale_min_dim
+        if wide and self.primed:
             weights = self._solve_stale(matrix, dim, mix[0], rhs)
         else:
             if self.stale is not None:
                 self.invalidate()
+            self.primed = wide  # the next wide solve builds the stale factor
             self.counters["direct"] += 1
             # M is ours (freshly assembled): factorise it in place.
             _, weights, info = lapack.dposv(matrix, rhs, lower=0, overwrite_a=1)

@@ -70,7 +70,7 @@ def test_stale_factor_is_the_batch_ter_after_every_prefix(params):
     _prequential_matches(model, rows, labels, params)
     counters = model._solver.counters
     assert counters["stale"] > 0 and counters["refactor"] > 0  # the path ran, and refactored
-    assert counters["direct"] == 0
+    assert counters["direct"] == 1  # the first solve; it primes the factor built at the second
 
 
 def test_stale_factor_with_sample_weights():
@@ -189,7 +189,8 @@ def test_the_automatic_choice_takes_the_stale_factor_on_wide_streams():
     # The first prefixes have n << d: a direct solve is only good to about cond(M) eps there.
     _prequential_matches(model, rows, labels, {}, start=0)
     counters = model._solver.counters
-    assert counters["stale"] > 0 and counters["direct"] == 0
+    # The first solve is direct (the factor is built at the second); all the others are stale.
+    assert counters["direct"] == 1 and counters["stale"] == len(rows) - 1 - counters["refactor"]
 
 
 def test_woodbury_solver_is_untouched_by_the_solver_strategy():
@@ -309,9 +310,38 @@ def test_learning_without_predicting_keeps_no_growing_list_and_stays_exact():
     assert_model_matches(model, TERReference(rows, labels), rows[-5:], RTOL)
     # A short run (within a block) keeps the factor and its queue, and stays exact too.
     more_rows, more_labels = _stream(10, 12, seed=17)
-    model.predict_one(rows[0])
-    for x, y in zip(more_rows, more_labels):
+    model.predict_one(more_rows[0])  # direct: the factor is built at the second solve
+    model.learn_one(more_rows[0], more_labels[0])
+    model.predict_one(more_rows[1])
+    assert solver.stale is not None
+    for x, y in zip(more_rows[1:], more_labels[1:]):
         model.learn_one(x, y)
-    assert solver.stale is not None and len(solver.pending) == len(more_rows)
+    assert solver.stale is not None and len(solver.pending) == len(more_rows) - 1
     reference = TERReference(rows + more_rows, labels + more_labels)
     assert_model_matches(model, reference, more_rows[-3:], RTOL)
+
+
+def test_a_model_that_predicts_once_after_each_change_never_builds_the_factor():
+    """The stale factor is built at the second solve that follows a change the block cannot
+    follow: a copy that predicts once (a block-prequential scorer) and ``learn_many`` batches
+    between predictions get plain direct solves, exact, and no factor."""
+    d = _solver.STALE_MIN_DIM + 5
+    rows, labels = _stream(200, d, seed=18)
+    model = NRRLS()
+    for x, y in zip(rows[:100], labels[:100]):
+        model.learn_one(x, y)
+    copy.deepcopy(model).predict_one(rows[0])  # a scorer copy; the model itself is untouched
+    frame, target = pd.DataFrame(rows[100:]), pd.Series(labels[100:])
+    for start in range(0, 100, 25):
+        model.learn_many(frame.iloc[start : start + 25], target.iloc[start : start + 25])
+        model.predict_one(rows[0])
+        assert model._solver.stale is None
+    counters = model._solver.counters
+    assert counters["refactor"] == 0 and counters["direct"] == 4
+    assert_model_matches(model, TERReference(rows, labels), rows[-3:], RTOL)
+    # Predictions that follow learn_one's build the factor at the second solve and use it.
+    for x, y in zip(rows[:3], labels[:3]):
+        model.predict_one(x)
+        model.learn_one(x, y)
+    model.predict_one(rows[3])
+    assert model._solver.stale is not None and counters["stale"] >= 1
