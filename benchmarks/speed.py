@@ -260,6 +260,9 @@ def worker(quick: bool) -> dict:
 
 
 def table(headers, rows) -> str:
+    # A "|" inside a cell (a pipeline's name) would end the cell: escape it.
+    headers = [str(h).replace("|", "\\|") for h in headers]
+    rows = [[str(c).replace("|", "\\|") for c in r] for r in rows]
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
     line = "| " + " | ".join(str(h).ljust(w) for h, w in zip(headers, widths)) + " |"
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
