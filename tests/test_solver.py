@@ -330,7 +330,10 @@ def test_a_model_that_predicts_once_after_each_change_never_builds_the_factor():
     model = NRRLS()
     for x, y in zip(rows[:100], labels[:100]):
         model.learn_one(x, y)
-    copy.deepcopy(model).predict_one(rows[0])  # a scorer copy; the model itself is untouched
+    scorer = copy.deepcopy(model)  # a scorer copy: one prediction, one direct solve, no factor
+    scorer.predict_one(rows[0])
+    assert scorer._solver.stale is None and scorer._solver.counters["refactor"] == 0
+    assert scorer._solver.counters["direct"] == 1
     frame, target = pd.DataFrame(rows[100:]), pd.Series(labels[100:])
     for start in range(0, 100, 25):
         model.learn_many(frame.iloc[start : start + 25], target.iloc[start : start + 25])
