@@ -11,7 +11,10 @@ import pytest
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
 
 
-@pytest.mark.parametrize(("script", "model"), [("speed.py", "NRRLS"), ("ocsca_speed.py", "OCSCA")])
+@pytest.mark.parametrize(
+    ("script", "model"),
+    [("speed.py", "NRRLS"), ("ocsca_speed.py", "OCSCA"), ("overhead.py", "MAX_DRIFT")],
+)
 def test_quick_mode_runs_and_prints_a_table(script, model):
     completed = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), "--quick"],

@@ -1,0 +1,181 @@
+"""Where NR-RLS's time goes: the narrow step's parts, the threading of the rank-1 update, and
+the stale factor's drift threshold.
+
+Run:  python benchmarks/overhead.py            (seconds; writes benchmarks/results/overhead.md)
+      python benchmarks/overhead.py --quick    (fewer repeats, prints only: a smoke test)
+
+Three measurements behind the cost model of the speed guide, with the default BLAS threading
+of the process (one thread is forced where said, by the solver's own thread-local setter):
+
+1. The parts of a two-class step at d = 22 (one BLAS thread): a whole solve of the weights,
+   ``predict_one`` including that solve, ``learn_one``, and river's ``LogisticRegression``
+   step (predict_one then learn_one) on the same stream.
+2. The rank-1 update of ``learn_one`` (OpenBLAS ``dsyr``) with the default threading against
+   the same update inside the one-thread context the solves use (its setter calls included).
+3. The stale factor's drift threshold (``MAX_DRIFT``) at d = 512, one BLAS thread: time per
+   prequential step, CG iterations per stale step, factorisations and folds, for thresholds
+   around the default. Each threshold times a copy of the same warmed model on the same steps.
+
+Best of several repeats, microseconds; the machine is shared, so read the comparisons within
+a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import platform
+import sys
+import time
+import timeit
+from pathlib import Path
+
+from speed import make_stream, table
+
+RESULTS = Path(__file__).parent / "results" / "overhead.md"
+
+
+REPEATS = 7  # timeit repeats (--quick: 2)
+
+
+def _best_us(call, number: int) -> float:
+    return min(timeit.repeat(call, number=number, repeat=REPEATS)) / number * 1e6
+
+
+def _warmed(d: int, n_warm: int, seed: int):
+    from river_nrrls import NRRLS
+
+    rows, labels = make_stream(n_warm + 600, d, seed=seed)
+    model = NRRLS()
+    for x, y in zip(rows[:n_warm], labels[:n_warm]):
+        model.learn_one(x, y)
+    return model, rows[n_warm:], labels[n_warm:]
+
+
+def narrow_step() -> list:
+    from river import linear_model
+
+    model, rows, labels = _warmed(22, 1000, seed=22)
+    solver, stats, x, y = model._solver, model._stats, rows[0], labels[0]
+
+    def predict():
+        model.__dict__["_solution"] = None  # as after a learn_one: the weights are re-solved
+        model.predict_one(x)
+
+    lr = linear_model.LogisticRegression()
+    for row, label in zip(rows, labels):
+        lr.learn_one(row, label)
+
+    def lr_step():
+        lr.predict_one(x)
+        lr.learn_one(x, y)
+
+    parts = {
+        "solve of the weights (M, r, dposv)": lambda: solver.solve(stats),
+        "predict_one, the solve included": predict,
+        "learn_one": lambda: model.learn_one(x, y),
+        "river LogisticRegression, predict_one + learn_one": lr_step,
+    }
+    with solver.blas_threads(10**9):  # one BLAS thread
+        return [[name, f"{_best_us(call, 2000):.1f}"] for name, call in parts.items()]
+
+
+def rank_one_threads() -> list:
+    import numpy as np
+
+    from river_nrrls._solver import SystemSolver
+
+    out = []
+    for d in (150, 512):
+        model, rows, _ = _warmed(d, 2 * d, seed=d)
+        stats = copy.deepcopy(model._stats)
+        vector, _ = model._index.dense_one(rows[0], grow=False)
+        vector = np.array(vector)
+
+        def threaded(stats=stats, vector=vector):
+            stats.update_one(0, vector, 1.0)
+
+        def one_thread(stats=stats, vector=vector):
+            with SystemSolver.blas_threads(stats.dim):
+                stats.update_one(0, vector, 1.0)
+
+        out.append([d, f"{_best_us(threaded, 500):.1f}", f"{_best_us(one_thread, 500):.1f}"])
+    return out
+
+
+def drift_threshold(thresholds=(0.01, 0.02, 0.05, 0.1), repeats: int = 3) -> list:
+    from river_nrrls import _solver
+
+    model, rows, labels = _warmed(512, 1024, seed=512)
+    default = _solver.MAX_DRIFT
+    best = {v: (float("inf"), None) for v in thresholds}
+    try:
+        for _ in range(repeats):
+            for threshold in thresholds:  # thresholds take turns in every repeat
+                _solver.MAX_DRIFT = threshold
+                run = copy.deepcopy(model)
+                with run._solver.blas_threads(10**9):
+                    start = time.perf_counter()
+                    for x, y in zip(rows, labels):
+                        run.predict_one(x)
+                        run.learn_one(x, y)
+                    us = (time.perf_counter() - start) / len(rows) * 1e6
+                if us < best[threshold][0]:
+                    best[threshold] = (us, run._solver.counters)
+    finally:
+        _solver.MAX_DRIFT = default
+    out = []
+    for threshold, (us, counters) in best.items():
+        iterations = counters["iterations"] / max(1, counters["stale"])
+        mark = " (default)" if threshold == default else ""
+        out.append(
+            [f"{threshold}{mark}", f"{us:.0f}", f"{iterations:.2f}"]
+            + [counters["refactor"], counters["fold"]]
+        )
+    return out
+
+
+def main(argv=None) -> int:
+    global REPEATS
+    import numpy as np
+    import river
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, no results file")
+    quick = parser.parse_args(argv).quick
+    if quick:
+        REPEATS = 2
+
+    header = (
+        "# Where the time goes\n\nCommand: `python benchmarks/overhead.py`. "
+        f"Python {platform.python_version()}, numpy {np.__version__}, river {river.__version__}, "
+        f"{platform.machine()}, shared machine: compare within a table. Best of several repeats, "
+        "microseconds."
+    )
+    parts = [header]
+    parts.append(
+        "## A two-class step at d = 22, one BLAS thread\n\n" + table(["part", "us"], narrow_step())
+    )
+    parts.append(
+        "## learn_one's rank-1 update (dsyr): default threading against the solves' one-thread "
+        "context (setter calls included)\n\n"
+        + table(["d", "default threading (us)", "one-thread context (us)"], rank_one_threads())
+    )
+    parts.append(
+        "## Stale factor drift threshold, d = 512, 600 prequential steps, one BLAS thread\n\n"
+        + table(
+            ["MAX_DRIFT", "us / step", "CG iterations / stale step", "factorisations", "folds"],
+            drift_threshold(repeats=1) if quick else drift_threshold(),
+        )
+    )
+    report = "\n\n".join(parts) + "\n"
+    print(report)
+    if quick:
+        return 0
+    RESULTS.write_text(report)
+    print(f"written to {RESULTS}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
