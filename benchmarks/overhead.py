@@ -13,8 +13,8 @@ of the process (one thread is forced where said, by the solver's own thread-loca
 2. The rank-1 update of ``learn_one`` (OpenBLAS ``dsyr``) with the default threading against
    the same update inside the one-thread context the solves use (its setter calls included).
 3. The stale factor's drift threshold (``MAX_DRIFT``) at d = 512, one BLAS thread: time per
-   prequential step, CG iterations per stale step, factorisations and folds, for thresholds
-   around the default. Each threshold times a copy of the same warmed model on the same steps.
+   prequential step, CG iterations per stale step and factorisations, for thresholds around
+   the default. Each threshold times a copy of the same warmed model on the same steps.
 
 Best of several repeats, microseconds; the machine is shared, so read the comparisons within
 a table.
@@ -130,7 +130,7 @@ def drift_threshold(thresholds=(0.01, 0.02, 0.05, 0.1), repeats: int = 3) -> lis
         mark = " (default)" if threshold == default else ""
         out.append(
             [f"{threshold}{mark}", f"{us:.0f}", f"{iterations:.2f}"]
-            + [counters["refactor"], counters["fold"]]
+            + [counters["refactor"]]
         )
     return out
 
@@ -164,7 +164,7 @@ def main(argv=None) -> int:
     parts.append(
         "## Stale factor drift threshold, d = 512, 600 prequential steps, one BLAS thread\n\n"
         + table(
-            ["MAX_DRIFT", "us / step", "CG iterations / stale step", "factorisations", "folds"],
+            ["MAX_DRIFT", "us / step", "CG iterations / stale step", "factorisations"],
             drift_threshold(repeats=1) if quick else drift_threshold(),
         )
     )

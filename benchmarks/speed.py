@@ -131,7 +131,6 @@ def _stale_stats(model, steps: int) -> dict:
     return {
         "cg_iterations_per_step": counters["iterations"] / max(1, counters["stale"]),
         "refactors_per_step": counters["refactor"] / steps,
-        "folds_per_step": counters["fold"] / steps,
         "stale_share": counters["stale"] / steps,
     }
 
@@ -289,7 +288,6 @@ def report(runs: dict) -> str:
                     f"{us['NRRLS direct'] / us['NRRLS']:.2f}x",
                     f"{entry['cg_iterations_per_step']:.2f}" if entry["stale_share"] else "-",
                     f"{entry['refactors_per_step']:.3f}" if entry["stale_share"] else "-",
-                    f"{entry['folds_per_step']:.3f}" if entry["stale_share"] else "-",
                 ]
             )
         parts.append(
@@ -306,7 +304,6 @@ def report(runs: dict) -> str:
                     "direct / NRRLS",
                     "CG iterations / step",
                     "refactors / step",
-                    "folds / step",
                 ],
                 rows,
             )
@@ -348,8 +345,7 @@ def report(runs: dict) -> str:
             f"{setting}\n\n"
             + table(["pipeline", "us / step", "vs LR pipeline"], rows)
             + f"\n\nNRRLS: {poly['cg_iterations_per_step']:.2f} CG iterations per stale step, "
-            f"{poly['refactors_per_step']:.3f} refactorisations and "
-            f"{poly['folds_per_step']:.3f} folds per step, "
+            f"{poly['refactors_per_step']:.3f} refactorisations per step, "
             f"{100 * poly['stale_share']:.0f} % of the steps on the stale factor."
         )
     return "\n\n".join(parts) + "\n"

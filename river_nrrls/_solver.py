@@ -27,39 +27,41 @@ Stale factor (wide models whose classes share M: two classes, or no reweighting)
     s = sqrt(min_c rho_c max_c rho_c) for their common scale: on a stationary stream every
     class weight shrinks in proportion, so M(t) is close to s P with
 
-        P = M(t0) + U F U^T,    U = [x_1 ... x_m] the samples learnt since t0,
-        f_i = (sample weight) w_c / s, both taken when the sample entered the block,
+        P = M(t0) + sum_i f_i x_i x_i^T  over the samples x_i learnt since t0,
+        f_i = (sample weight) w_c / s, both taken when the sample entered P,
 
         M(t) - s P = sum_c (rho_c - s) w_c(t0) A^c(t0) + sum_i (current - s f_i) x_i x_i^T
                      + (1 - s) b I
 
     a relative change of about ``drift = max_c rho_c / min_c rho_c - 1`` (and 1 - s in the
     directions where only the ridge b I acts). Conjugate gradients does not see a common scale
-    of its preconditioner, so s itself costs no iteration. P is applied exactly through the
-    Woodbury identity in product form, from M(t0)^-1 (explicit, from its Cholesky factor: one
-    symmetric product per use streams better than two triangular solves):
+    of its preconditioner, so s itself costs no iteration. P^-1 is kept explicitly: it starts
+    as M(t0)^-1 (from the Cholesky factor of M(t0): one symmetric product per use streams
+    better than two triangular solves), and every sample that enters P updates it exactly by
+    Sherman-Morrison (the inverse of a matrix plus one rank-1 term):
 
-        P^-1 = M(t0)^-1 - W W^T,    W = M(t0)^-1 U L^-T,    L L^T = F^-1 + U^T M(t0)^-1 U
+        z = P^-1 x,    c = 1/f + x^T z,    (P + f x x^T)^-1 = P^-1 - z z^T / c
 
-    W grows by one column per sample (O(d^2 + d m), see `_StaleFactor`); applying P^-1 is one
-    symmetric and two thin products. (s P)^-1 preconditions conjugate gradients on
-    M(t) w = r, warm-started from the previous step's weights; every iteration contracts the
-    error by about drift / 2 and costs one product with M(t) and one with P^-1, O(d^2 + d m).
-    The preconditioned residual z = (s P)^-1 (r - M w) estimates the error; CG stops when
-    ||z|| <= 1e-9 ||w|| and adds z (a free Richardson step, which leaves an error of about
-    drift ||z||, ~1e-11), or when the residual is as small as a backward-stable direct solve
-    leaves it (1e-15 max(diag M) ||w||).
+    one symmetric product and one rank-1 update, O(d^2) (see `_StaleFactor`). Applying P^-1
+    is then a single symmetric product, with no Python-level cost growing with the samples
+    since t0. (s P)^-1 preconditions conjugate gradients on M(t) w = r, warm-started from the
+    previous step's weights; every iteration contracts the error by about drift / 2 and costs
+    one product with M(t) and one with P^-1, O(d^2). The preconditioned residual
+    z = (s P)^-1 (r - M w) estimates the error; CG stops when ||z|| <= 1e-9 ||w|| and adds z
+    (a free Richardson step, which leaves an error of about drift ||z||, ~1e-11), or when the
+    residual is as small as a backward-stable direct solve leaves it (1e-15 max(diag M) ||w||).
 
-    A full block (max(48, d / 8) samples) is folded into the base, M(t0)^-1 <- M(t0)^-1 - W W^T
-    (one rank-m update, ~d^2 m flops instead of a d^3 factorisation; at most ``MAX_FOLDS``
-    times in a row, against the rounding). The factor is refreshed (a direct solve of the
-    current M, which becomes the new M(t0)) when drift > ``MAX_DRIFT`` or s leaves
-    [``MIN_SCALE``, 1 / ``MIN_SCALE``], when CG needed more than ``MAX_ITERATIONS`` iterations
-    or an iteration contracted the residual by less than ``MIN_CONTRACTION`` (the next solve
-    refactors), when a class appears or a class that was empty at t0 is not empty any more, when
-    the width changes, and after anything the block cannot follow (``learn_many``, merging,
-    ``reset``). If CG does not converge in ``MAX_ITERATIONS`` the step is solved directly: every
-    answer is as exact as the direct one.
+    The factor is refreshed (a direct solve of the current M, which becomes the new M(t0))
+    when drift > ``MAX_DRIFT`` or s leaves [``MIN_SCALE``, 1 / ``MIN_SCALE``], after
+    ``UPDATE_LIMIT`` queue capacities of rank-1 updates (their rounding accumulates in P^-1),
+    when more samples were learnt without a prediction than a queue holds (max(48, d / 8):
+    the factor is then let go at once, since following them would cost about as much as a
+    refactorisation), when CG needed more than ``MAX_ITERATIONS`` iterations or an iteration
+    contracted the residual by less than ``MIN_CONTRACTION`` (the next solve refactors), when
+    a class appears or a class that was empty at t0 is not empty any more, when the width
+    changes, and after anything the updates cannot follow (``learn_many``, merging,
+    ``reset``). If CG does not converge in ``MAX_ITERATIONS`` the step is solved directly:
+    every answer is as exact as the direct one.
 
     Forgetting needs nothing special: the decayed old part only changes the rho_c, which the
     solver tracks per class; a strong forgetting refactors more often.
@@ -85,10 +87,11 @@ from ._stats import ClassStatistics, symmetrize_upper
 
 __all__ = ["SystemSolver", "solve_spd"]
 
-STALE_MIN_DIM = 150  # below it the direct path is faster (benchmarks/speed.py)
-BLOCK_CAPACITY = 48  # samples in the Woodbury block before folding it (at least; d / 8 when
-# wider: a refactorisation costs ~d^3 flops, a block column 4 d per preconditioner use)
-MAX_FOLDS = 4  # full blocks folded into M(t0)^-1 before a new factorisation (rounding)
+STALE_MIN_DIM = 112  # below it the direct path is as fast or faster (benchmarks/speed.py)
+QUEUE_CAPACITY = 48  # samples learnt without a prediction that the factor takes in (at least;
+# d / 8 when wider): beyond them it is let go, following them costing about a factorisation
+UPDATE_LIMIT = 5  # queue capacities of rank-1 updates of P^-1 before a new factorisation
+# (against the rounding they accumulate)
 MAX_DRIFT = 0.05  # spread of the class-weight ratios rho_c since t0 before refactoring
 MIN_SCALE = 0.75  # ... or their common scale s beyond [0.75, 1 / 0.75] (the ridge b I does
 # not follow s)
@@ -137,6 +140,9 @@ class _OneThread:
 
 
 _SIGNS = np.array(((1.0,), (-1.0,)))  # w_0 and w_1 = -w_0 from one solve
+_dot = blas.ddot  # x . y of two vectors: a quarter of the cost of numpy's ``@`` for them
+# The per-step BLAS calls pass their arguments by position: f2py parses a keyword argument for
+# ~0.3-0.5 us, as much as a whole small call (``dsymv``'s default is the upper triangle).
 
 
 def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.ndarray:
@@ -183,77 +189,53 @@ def _solve_spd_fallback(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 class _StaleFactor:
-    """M(t0)^-1 and the append-only Woodbury block of the samples since t0, in product form.
+    """P^-1, the inverse of M(t0) plus the samples learnt since t0, kept explicitly.
 
-    With P = M(t0) + U F U^T, Z = M(t0)^-1 U and the capacitance C = F^-1 + U^T Z = L L^T,
+    It starts as M(t0)^-1 (from the Cholesky factor of M(t0)) and every sample x of frozen
+    weight f that enters P (``append``) updates it by Sherman-Morrison:
 
-        P^-1 = M(t0)^-1 - Z C^-1 Z^T = M(t0)^-1 - W W^T,      W = Z L^-T  (d x m)
+        z = P^-1 x,    c = 1/f + x^T z,    (P + f x x^T)^-1 = P^-1 - z z^T / c
 
-    so applying P^-1 takes one symmetric product and two thin ones, and a sample x of frozen
-    weight f appends one column to W (L grows by the row [l^T, l_mm]):
-
-        l = L^-1 U^T M(t0)^-1 x = W^T x,   l_mm^2 = 1/f + x^T M(t0)^-1 x - l^T l,
-        w_new = (M(t0)^-1 x - W l) / l_mm
-
-    When the block is full, it is folded into the base: M(t0)^-1 <- M(t0)^-1 - W W^T (the
-    inverse of M(t0) + U F U^T, one rank-m update instead of a new factorisation), which keeps
-    the class weights of t0 for the drift test.
+    one symmetric product and one rank-1 update (``dsymv``, ``dsyr``): O(d^2). Applying P^-1
+    is then one symmetric product. The rounding of the updates only makes the preconditioner a
+    little less good, never the answer; after ``update_limit`` of them the factor is refreshed.
 
     """
 
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "updates" not in state:
+            # Pickled by the earlier block form (M(t0)^-1 and a separate block): its inverse
+            # lacks the block's samples. The answers would still be exact (CG), but refactor.
+            self.updates, self.update_limit, self.refactor = 0, 0, True
+
     def __init__(self, inverse: np.ndarray, coefficients: np.ndarray):
         width = len(inverse)
-        self.capacity = capacity = max(BLOCK_CAPACITY, width // 8)
-        self.inverse = inverse  # M(t0)^-1 (upper triangle), from its Cholesky factor
+        self.capacity = max(QUEUE_CAPACITY, width // 8)  # samples queued before letting go
+        self.update_limit = UPDATE_LIMIT * self.capacity  # rank-1 updates before a refresh
+        self.inverse = inverse  # P^-1 (upper triangle)
         self.coefficients = coefficients.copy()  # w_c(t0)
         self.decay = np.ones(len(coefficients))  # lambda_c: decay of class c's t0 part
-        self.block = np.empty((width, capacity), order="F")  # W = Z L^-T
-        self.size = 0  # m
+        self.updates = 0  # samples added to P since the factorisation
         self.scale = 1.0  # s: M(t) ~ s P (the class weights' common shrinkage since t0)
-        self.folds = 0  # blocks folded into the base since the factorisation
         self.refactor = False  # set when CG struggled: refactor at the next solve
         self.last_iterations = 0
 
-    def base_solve(self, vector: np.ndarray) -> np.ndarray:
-        """M(t0)^-1 v: one symmetric product with the explicit inverse (``dsymv``), about half
-        the time of the two triangular solves with the factor, which cannot stream as well; an
-        inexact inverse only makes the preconditioner a little less good, never the answer."""
-        return blas.dsymv(1.0, self.inverse, vector, lower=0)
-
-    def fold(self) -> None:
-        """M(t0)^-1 <- M(t0)^-1 - W W^T (``dsyrk`` on the upper triangle): an empty block."""
-        m = self.size
-        if m:
-            self.inverse = blas.dsyrk(
-                -1.0, self.block[:, :m], beta=1.0, c=self.inverse, lower=0, overwrite_c=1
-            )
-        self.size = 0
-        self.folds += 1
-
     def append(self, vector: np.ndarray, frozen: float) -> bool:
-        """Add f x x^T to P; False when the capacitance lost positive definiteness (rounding)."""
-        m = self.size
-        solved = self.base_solve(vector)  # z = M(t0)^-1 x
-        diagonal = 1.0 / frozen + vector @ solved  # 1/f + x^T M(t0)^-1 x
-        if m:
-            block = self.block[:, :m]
-            row = vector @ block  # l = W^T x
-            diagonal -= row @ row  # l_mm^2
-            solved -= block @ row  # z - W l
-        if not diagonal > 0.0:
+        """Add f x x^T to P; False when P^-1 lost positive definiteness (rounding)."""
+        solved = blas.dsymv(1.0, self.inverse, vector)  # z = P^-1 x
+        denominator = 1.0 / frozen + _dot(vector, solved)  # c = 1/f + x^T P^-1 x
+        if not denominator > 0.0:
             return False
-        self.block[:, m] = solved / math.sqrt(diagonal)  # w_new
-        self.size = m + 1
+        # P^-1 <- P^-1 - z z^T / c
+        # (alpha, x, lower, incx, offx, n, a, overwrite_a): see `_dot` on keywords
+        self.inverse = blas.dsyr(-1.0 / denominator, solved, 0, 1, 0, len(solved), self.inverse, 1)
+        self.updates += 1
         return True
 
     def apply(self, vector: np.ndarray, factor: float = 1.0) -> np.ndarray:
-        """c P^-1 v = c M(t0)^-1 v - c W (W^T v), c = ``factor``."""
-        solved = blas.dsymv(factor, self.inverse, vector, lower=0)
-        m = self.size
-        if m:
-            block = self.block[:, :m]
-            blas.dgemv(-factor, block, vector @ block, beta=1.0, y=solved, overwrite_y=1)
-        return solved
+        """c P^-1 v, c = ``factor``."""
+        return blas.dsymv(factor, self.inverse, vector)
 
 
 class SystemSolver:
@@ -267,11 +249,11 @@ class SystemSolver:
 
     ``observe`` must be told every sample that ``learn_one`` adds to the statistics, and
     ``invalidate`` every other change (learn_many, merge, reset), so that the stale factor's
-    block stays a faithful picture of what was learnt since t0. ``stale_min_dim`` is the width
-    from which the stale-factor path is used (the benchmark sets it out of reach to time the
-    direct path).
+    P^-1 stays the inverse of M(t0) plus what was learnt since t0. ``stale_min_dim`` is the
+    width from which the stale-factor path is used (the benchmark sets it out of reach to time
+    the direct path).
 
-    The factor is built at the second wide solve after a change the block cannot follow (or
+    The factor is built at the second wide solve after a change the updates cannot follow (or
     after the first ever), not at the first: building M(t0)^-1 costs about three direct solves,
     and pays only when predictions keep following ``learn_one``'s. A copy that predicts once (a
     block-prequential scorer of `PolynomialOrderSelector`) or ``learn_many`` batches between
@@ -295,7 +277,7 @@ class SystemSolver:
         self.pending: list[tuple[int, np.ndarray, float]] = []
         self.previous: np.ndarray | None = None  # last weights of the shared system (columns)
         self.primed = False  # a wide direct solve ran since the last invalidation
-        self.counters = {"direct": 0, "refactor": 0, "fold": 0, "iterations": 0, "stale": 0}
+        self.counters = {"direct": 0, "refactor": 0, "iterations": 0, "stale": 0}
 
     # ------------------------------------------------------------- notifications
 
@@ -305,7 +287,7 @@ class SystemSolver:
         if stale is None:
             return
         if len(self.pending) >= stale.capacity:
-            # More samples than a block holds: the next solve would refactor anyway. Let go of
+            # More samples than a queue holds: the next solve would refactor anyway. Let go of
             # the factor now, so that a stream that learns without predicting keeps no list
             # growing with the samples seen.
             self.invalidate()
@@ -313,7 +295,7 @@ class SystemSolver:
         self.pending.append((slot, vector, weight))
 
     def invalidate(self) -> None:
-        """The statistics changed in a way the block cannot follow: solve directly next time."""
+        """The statistics changed in a way the updates cannot follow: solve directly next time."""
         self.stale = None
         self.primed = False
         self.pending = []
@@ -383,7 +365,7 @@ class SystemSolver:
             self.primed = wide  # the next wide solve builds the stale factor
             self.counters["direct"] += 1
             # M is ours (freshly assembled): factorise it in place.
-            _, weights, info = lapack.dposv(matrix, rhs, lower=0, overwrite_a=1)
+            _, weights, info = lapack.dposv(matrix, rhs, 0, 1)  # upper, overwrite_a
             if info != 0 or (self.l2 <= 1e-200 and not np.isfinite(weights).all()):
                 weights = solve_spd(*stats.system(mix, self.l2, first), self.l2)  # fallbacks
         if opposite and not first:  # tau = 0, two classes: w_1 = -w_0 (exact)
@@ -451,7 +433,7 @@ class SystemSolver:
         return weights
 
     def _usable(self, stale: _StaleFactor, dim: int, coefficients: np.ndarray) -> bool:
-        """Bring the block up to date; False when the factor must be refreshed."""
+        """Bring P^-1 up to date; False when the factor must be refreshed."""
         if (
             stale.refactor
             or len(stale.inverse) != dim - self.first
@@ -459,11 +441,8 @@ class SystemSolver:
         ):
             return False
         pending, first = self.pending, self.first
-        if stale.size + len(pending) > stale.capacity:
-            if len(pending) > stale.capacity or stale.folds >= MAX_FOLDS:
-                return False
-            stale.fold()
-            self.counters["fold"] += 1
+        if stale.updates + len(pending) > stale.update_limit:
+            return False
         if self.forgetting != 1.0:
             for slot, _, _ in pending:
                 stale.decay[slot] *= self.forgetting  # the t0 part of class slot decays
@@ -521,38 +500,38 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float
     BLAS (``daxpy``): the iteration is a dozen calls, which is most of its cost at d ~ 200.
 
     """
-    residual = rhs - blas.dsymv(1.0, matrix, weights, lower=0)  # res = r - M w
-    norm = math.sqrt(residual @ residual)
+    residual = rhs - blas.dsymv(1.0, matrix, weights)  # res = r - M w
+    norm = math.sqrt(_dot(residual, residual))
     stale.last_iterations = 0
-    size = math.sqrt(weights @ weights)
+    size = math.sqrt(_dot(weights, weights))
     if norm <= floor * size:
         return weights
     inverse_scale = 1.0 / stale.scale  # M ~ s P
     bound = TOLERANCE * size
     preconditioned = stale.apply(residual, inverse_scale)  # z = (s P)^-1 res
-    if math.sqrt(preconditioned @ preconditioned) <= bound:
+    if math.sqrt(_dot(preconditioned, preconditioned)) <= bound:
         return blas.daxpy(preconditioned, weights)  # w + z: the error drops to ~ drift ||z||
     direction = preconditioned  # p = z
-    product = residual @ preconditioned  # res . z
+    product = _dot(residual, preconditioned)  # res . z
     for iteration in range(1, MAX_ITERATIONS + 1):
-        image = blas.dsymv(1.0, matrix, direction, lower=0)  # q = M p
-        step = product / (direction @ image)  # alpha
+        image = blas.dsymv(1.0, matrix, direction)  # q = M p
+        step = product / _dot(direction, image)  # alpha
         weights = blas.daxpy(direction, weights, a=step)  # w += alpha p
         residual = blas.daxpy(image, residual, a=-step)  # res -= alpha q
-        new_norm = math.sqrt(residual @ residual)
+        new_norm = math.sqrt(_dot(residual, residual))
         if new_norm > MIN_CONTRACTION * norm:
             stale.refactor = True
         norm = new_norm
         stale.last_iterations = iteration
         if iteration == 1:  # ||w|| once more, in case the warm start was (near) zero
-            size = math.sqrt(weights @ weights)
+            size = math.sqrt(_dot(weights, weights))
             bound = TOLERANCE * size
         if norm <= floor * size:
             return weights
         preconditioned = stale.apply(residual, inverse_scale)
-        if math.sqrt(preconditioned @ preconditioned) <= bound:
+        if math.sqrt(_dot(preconditioned, preconditioned)) <= bound:
             return blas.daxpy(preconditioned, weights)  # the Richardson step
-        new_product = residual @ preconditioned
+        new_product = _dot(residual, preconditioned)
         # p = z + beta p, written over z (not needed any more)
         direction = blas.daxpy(direction, preconditioned, a=new_product / product)
         product = new_product

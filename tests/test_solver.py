@@ -161,7 +161,7 @@ def test_pickle_copy_and_clone_in_the_middle_of_a_stale_factor_run():
     for x, y in zip(rows[:70], labels[:70]):
         model.predict_one(x)
         model.learn_one(x, y)
-    assert model._solver.stale is not None and model._solver.stale.size > 0
+    assert model._solver.stale is not None and model._solver.stale.updates > 0
     restored = pickle.loads(pickle.dumps(model))
     copied = copy.deepcopy(model)
     clone = model.clone()
@@ -238,18 +238,80 @@ def test_a_wide_solve_restores_the_callers_blas_threading():
 
 
 @pytest.mark.parametrize("params", [{}, {"forgetting": 0.98}, {"tau": 0.5, "intercept": False}])
-def test_full_blocks_folded_into_the_base_inverse_stay_exact(params, monkeypatch):
-    """A small block (4 samples) fills many times: it is folded into M(t0)^-1 (up to
-    ``MAX_FOLDS`` times) before a new factorisation, and every answer is still the batch TER."""
-    monkeypatch.setattr(_solver, "BLOCK_CAPACITY", 4)
+def test_the_update_limit_refreshes_the_factor_and_stays_exact(params, monkeypatch):
+    """A small queue (4 samples) makes the limit of rank-1 updates of P^-1 (``UPDATE_LIMIT``
+    queues, 20 samples) bind many times: every factor serves at most that many samples, and
+    every answer is still the batch TER."""
+    monkeypatch.setattr(_solver, "QUEUE_CAPACITY", 4)
     rows, labels = _stream(260, 12, seed=13)
     rng = np.random.default_rng(14)
     weights = rng.choice([0.5, 1.0, 2.0], size=len(rows)).tolist()
     model = _forced(params)
-    _prequential_matches(model, rows, labels, params, weights)
-    counters = model._solver.counters
-    assert counters["fold"] >= 2 * _solver.MAX_FOLDS  # folded, and refactored after MAX_FOLDS
-    assert counters["stale"] > 0 and counters["refactor"] > 1
+    solver = model._solver
+    most = 0
+    for x, y, w in zip(rows, labels, weights):
+        model.predict_one(x)
+        model.learn_one(x, y, w=w)
+        if solver.stale is not None:
+            most = max(most, solver.stale.updates)
+    limit = _solver.UPDATE_LIMIT * 4
+    assert 0 < most <= limit
+    counters = solver.counters
+    assert counters["stale"] > 0
+    # one factor takes at most `limit` samples, each learnt after a prediction
+    assert counters["refactor"] >= (counters["stale"] + counters["refactor"]) / (limit + 1)
+    ref = TERReference(rows, labels, **params, sample_weights=weights)
+    assert_model_matches(model, ref, rows[-5:], RTOL)
+
+
+def test_sherman_morrison_updates_keep_the_inverse_of_the_preconditioner():
+    """P^-1 after the updates is the inverse of M(t0) + sum_i f_i x_i x_i^T (plain numpy), and
+    an update is refused, P^-1 untouched, when P^-1 is no longer positive definite."""
+    rng = np.random.default_rng(21)
+    d = 9
+    X = rng.normal(size=(30, d))
+    base_matrix = X.T @ X / 30 + 0.1 * np.eye(d)
+    factor = _solver._StaleFactor(np.asfortranarray(np.linalg.inv(base_matrix)), np.ones(2))
+    expected = base_matrix.copy()
+    for _ in range(12):
+        x, frozen = rng.normal(size=d), float(rng.uniform(0.01, 2.0))
+        assert factor.append(x, frozen)
+        expected += frozen * np.outer(x, x)
+    inverse = np.triu(factor.inverse) + np.triu(factor.inverse, 1).T
+    np.testing.assert_allclose(inverse, np.linalg.inv(expected), rtol=1e-10, atol=1e-13)
+    vector = rng.normal(size=d)
+    np.testing.assert_allclose(
+        factor.apply(vector, 0.5), 0.5 * np.linalg.solve(expected, vector), rtol=1e-10
+    )
+    assert factor.updates == 12
+    # P^-1 that lost its positive definiteness (rounding, simulated): c = 1/f + x^T P^-1 x <= 0
+    lost = _solver._StaleFactor(np.asfortranarray(-np.eye(d)), np.ones(2))
+    x = np.full(d, 1.0)  # x^T P^-1 x = -9, 1/f = 1
+    assert not lost.append(x, 1.0)
+    np.testing.assert_array_equal(lost.inverse, -np.eye(d))
+    assert lost.updates == 0
+
+
+def test_a_factor_pickled_in_the_block_form_is_refreshed_and_stays_exact():
+    """A stale factor pickled before the Sherman-Morrison form (M(t0)^-1 plus a separate
+    block, no update count) loads, refactors at the next solve, and the answers stay exact."""
+    rows, labels = _stream(120, 12, seed=22)
+    model = _forced()
+    for x, y in zip(rows[:60], labels[:60]):
+        model.predict_one(x)
+        model.learn_one(x, y)
+    state = model._solver.stale.__dict__.copy()
+    del state["updates"], state["update_limit"]
+    state.update(block=np.zeros((12, 48), order="F"), size=3, folds=0)
+    old = object.__new__(_solver._StaleFactor)
+    old.__setstate__(state)
+    model._solver.stale = pickle.loads(pickle.dumps(old))
+    refactors = model._solver.counters["refactor"]
+    for x, y in zip(rows[60:], labels[60:]):
+        model.predict_one(x)
+        model.learn_one(x, y)
+    assert model._solver.counters["refactor"] > refactors
+    assert_model_matches(model, TERReference(rows, labels), rows[-5:], RTOL)
 
 
 def test_common_shrinkage_of_the_class_weights_is_no_drift():
