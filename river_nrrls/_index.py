@@ -105,6 +105,25 @@ def _finite_sum(values: typing.Iterable) -> bool:
         return False
 
 
+def _finite_reals(values: tuple) -> bool:
+    """True when every value is a real number with a finite float, as `check_value` takes
+    them (ints, floats, bools, ``Fraction``), found without a look at each value's type.
+
+    ``sum(values, 0.0)`` is then a finite Python float; anything else makes it fail or not a
+    float: a string, ``None``, ``pd.NA``, a ``Decimal`` or a container raises or gives no
+    float, a complex gives a complex, a numpy array an array and a numpy scalar a numpy scalar,
+    an int beyond float range raises ``OverflowError``, and a non-finite value (or a sum that
+    overflows) gives inf or NaN. Those go the slow way, value by value (where the valid ones
+    are accepted all the same). An exact type check costs four times as much on wide samples.
+
+    """
+    try:
+        total = sum(values, 0.0)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return total.__class__ is float and math.isfinite(total)
+
+
 def _snapshot(x: dict) -> tuple[tuple, tuple]:
     """The keys and the values of a feature dict, to recognise the sample at the next call."""
     if not isinstance(x, dict):
@@ -451,18 +470,17 @@ class FeatureIndex:
         keys = tuple(x)
         cache = self._cache
         if cache is not None and cache[0] == keys and cache[2] == self.size:
-            # Same features as last time: same columns. Same plain int/float values too: the
-            # same vector. Equal is not enough: a complex or Decimal equal to a cached float
-            # must still be validated, hence the type check.
+            # Same features as last time: same columns. Finite real values (`_finite_reals`)
+            # equal to the cached ones: the same vector (a complex equal to a cached float is
+            # not real, and goes to the validation that refuses it).
             values = tuple(x.values())
-            if _FAST_TYPES.issuperset(map(type, values)):
+            if _finite_reals(values):
                 if values == cache[1]:
                     self._last = (cache[3], cache[4])
                     return cache[3], []
-                if _finite_sum(values):
-                    vector = self._frozen_vector(self.size, cache[5], values, cache[4])
-                    self._cache = (keys, values, cache[2], vector, cache[4], cache[5])
-                    return vector, []
+                vector = self._frozen_vector(self.size, cache[5], values, cache[4])
+                self._cache = (keys, values, cache[2], vector, cache[4], cache[5])
+                return vector, []
         columns, numbers, new = self.encode_one(x, grow=grow)
         placement = _placement(columns)
         record = [columns, None]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 import pickle
@@ -212,13 +213,40 @@ def test_dense_one_never_returns_stale_values():
         index.dense_one({"a": 5.0, "b": "2.0"}, grow=False)
 
 
-@pytest.mark.parametrize("bad", [1 + 0j, "1.0", np.array([1.0])], ids=repr)
+@pytest.mark.parametrize(
+    "bad", [1 + 0j, "1.0", np.array([1.0]), [1.0], np.complex128(1.0)], ids=repr
+)
 def test_dense_one_cache_does_not_skip_validation(bad):
     index = FeatureIndex()
     index.add(["a"])
     index.dense_one({"a": 1.0}, grow=False)
     with pytest.raises(TypeError, match="'a'"):
         index.dense_one({"a": bad}, grow=False)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        (True, Fraction(1, 2)),
+        (1, 2.0),  # ints equal to the cached floats: the cached vector
+        (decimal.Decimal("1"), np.float32(2.0)),
+        (np.float64(-0.0), 2**70),
+        (None, 2.0),
+        (False, pd.NA),
+    ],
+    ids=repr,
+)
+def test_dense_one_cache_gives_what_validation_gives(values):
+    """A cached key set takes valid values of every real type as a fresh index does."""
+    cached, fresh = FeatureIndex(offset=1, fill=1.0), FeatureIndex(offset=1, fill=1.0)
+    for index in (cached, fresh):
+        index.add(["a", "b"])
+    cached.dense_one({"a": 1.0, "b": 2.0}, grow=False)
+    x = dict(zip("ab", values))
+    vector = cached.dense_one(x, grow=False)[0]
+    fresh_vector = fresh.dense_one(x, grow=False)[0]
+    assert vector.tobytes() == fresh_vector.tobytes()
+    assert cached.dense_one(x, grow=False)[0].tobytes() == fresh_vector.tobytes()  # cached
 
 
 def test_pickled_index_is_independent_of_encoding_calls():
