@@ -8,8 +8,8 @@ Three measurements behind the cost model of the speed guide, with the default BL
 of the process (one thread is forced where said, by the solver's own thread-local setter):
 
 1. The parts of a two-class step at d = 22 (one BLAS thread): a whole solve of the weights,
-   ``predict_one`` including that solve, ``learn_one``, and river's ``LogisticRegression``
-   step (predict_one then learn_one) on the same stream.
+   the LAPACK call at its heart alone, ``predict_one`` including that solve, ``learn_one``, and
+   river's ``LogisticRegression`` step (predict_one then learn_one) on the same stream.
 2. The rank-1 update of ``learn_one`` (OpenBLAS ``dsyr``) with the default threading against
    the same update inside the one-thread context the solves use (its setter calls included).
 3. The stale factor's drift threshold (``MAX_DRIFT``) at d = 512, one BLAS thread: time per
@@ -53,7 +53,9 @@ def _warmed(d: int, n_warm: int, seed: int):
 
 
 def narrow_step() -> list:
+    import numpy as np
     from river import linear_model
+    from scipy.linalg import lapack
 
     model, rows, labels = _warmed(22, 1000, seed=22)
     solver, stats, x, y = model._solver, model._stats, rows[0], labels[0]
@@ -70,8 +72,13 @@ def narrow_step() -> list:
         lr.predict_one(x)
         lr.learn_one(x, y)
 
+    matrix, rhs = stats.system(np.array(((0.01, 0.1), (0.01, -0.1))), 1.0, 0)
+    matrix, rhs = np.array(matrix, order="F"), np.array(rhs, order="F")
     parts = {
         "solve of the weights (M, r, dposv)": lambda: solver.solve(stats),
+        "LAPACK dposv alone (scipy's wrapper, d = 23, one right-hand side)": lambda: lapack.dposv(
+            matrix, rhs, 0, 0
+        ),
         "predict_one, the solve included": predict,
         "learn_one": lambda: model.learn_one(x, y),
         "river LogisticRegression, predict_one + learn_one": lr_step,

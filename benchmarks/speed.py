@@ -398,7 +398,7 @@ def main(argv=None) -> int:
         runs[setting] = json.loads(output.stdout.rsplit("RESULT ", 1)[1])
     versions = next(iter(runs.values()))["versions"]
     header = (
-        "# NR-RLS speed\n\nCommand: `python benchmarks/speed.py` (about 10 minutes). Python "
+        "# NR-RLS speed\n\nCommand: `python benchmarks/speed.py` (2 to 10 minutes). Python "
         f"{versions['python']}, numpy {versions['numpy']}, river {versions['river']}, "
         f"{platform.machine()}, {os.cpu_count()} cores (shared with other jobs: ratios within "
         f"a run are the figures to read). Best of {next(iter(runs.values()))['repeats']} "

@@ -55,12 +55,12 @@ Stale factor (wide models whose classes share M: two classes, or no reweighting)
     when drift > ``MAX_DRIFT`` or s leaves [``MIN_SCALE``, 1 / ``MIN_SCALE``], after
     ``UPDATE_LIMIT`` queue capacities of rank-1 updates (their rounding accumulates in P^-1),
     when more samples were learnt without a prediction than a queue holds (max(48, d / 8):
-    the factor is then let go at once, since following them would cost about as much as a
-    refactorisation), when CG needed more than ``MAX_ITERATIONS`` iterations or an iteration
-    contracted the residual by less than ``MIN_CONTRACTION`` (the next solve refactors), when
-    a class appears or a class that was empty at t0 is not empty any more, when the width
-    changes, and after anything the updates cannot follow (``learn_many``, merging,
-    ``reset``). If CG does not converge in ``MAX_ITERATIONS`` the step is solved directly:
+    the factor is then let go at once, so that a stream that learns without predicting keeps
+    no queue growing with it), when CG needed more than ``MAX_ITERATIONS`` iterations or an
+    iteration contracted the residual by less than ``MIN_CONTRACTION`` (the next solve
+    refactors), when a class appears or a class that was empty at t0 is not empty any more,
+    when the width changes, and after anything the updates cannot follow (``learn_many``,
+    merging, ``reset``). If CG does not converge in ``MAX_ITERATIONS`` the step is solved directly:
     every answer is as exact as the direct one.
 
     Forgetting needs nothing special: the decayed old part only changes the rho_c, which the
@@ -89,7 +89,7 @@ __all__ = ["SystemSolver", "solve_spd"]
 
 STALE_MIN_DIM = 112  # below it the direct path is as fast or faster (benchmarks/speed.py)
 QUEUE_CAPACITY = 48  # samples learnt without a prediction that the factor takes in (at least;
-# d / 8 when wider): beyond them it is let go, following them costing about a factorisation
+# d / 8 when wider): beyond them it is let go (no queue grows with a stream that never predicts)
 UPDATE_LIMIT = 5  # queue capacities of rank-1 updates of P^-1 before a new factorisation
 # (against the rounding they accumulate)
 MAX_DRIFT = 0.05  # spread of the class-weight ratios rho_c since t0 before refactoring

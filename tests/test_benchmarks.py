@@ -13,7 +13,12 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
 
 @pytest.mark.parametrize(
     ("script", "model"),
-    [("speed.py", "NRRLS"), ("ocsca_speed.py", "OCSCA"), ("overhead.py", "MAX_DRIFT")],
+    [
+        ("speed.py", "NRRLS"),
+        ("ocsca_speed.py", "OCSCA"),
+        ("overhead.py", "MAX_DRIFT"),
+        ("accuracy.py", "stale factor"),
+    ],
 )
 def test_quick_mode_runs_and_prints_a_table(script, model):
     completed = subprocess.run(
