@@ -119,7 +119,7 @@ def _finite_reals(values: tuple) -> bool:
     """
     try:
         total = sum(values, 0.0)
-    except (TypeError, ValueError, OverflowError):
+    except Exception:  # any object's arithmetic may raise anything: validate value by value
         return False
     return total.__class__ is float and math.isfinite(total)
 

@@ -213,8 +213,18 @@ def test_dense_one_never_returns_stale_values():
         index.dense_one({"a": 5.0, "b": "2.0"}, grow=False)
 
 
+class _Raising:
+    """A value whose arithmetic raises something else than a TypeError."""
+
+    def __radd__(self, other):
+        raise ZeroDivisionError("no")
+
+    def __repr__(self) -> str:
+        return "_Raising()"
+
+
 @pytest.mark.parametrize(
-    "bad", [1 + 0j, "1.0", np.array([1.0]), [1.0], np.complex128(1.0)], ids=repr
+    "bad", [1 + 0j, "1.0", np.array([1.0]), [1.0], np.complex128(1.0), _Raising()], ids=repr
 )
 def test_dense_one_cache_does_not_skip_validation(bad):
     index = FeatureIndex()
