@@ -40,10 +40,6 @@ def _pair():
     return automatic, direct
 
 
-def _weights(model):
-    return model._weight_matrix()
-
-
 def stale_against_direct(d: int, steps: int) -> list:
     import numpy as np
 
@@ -57,8 +53,8 @@ def stale_against_direct(d: int, steps: int) -> list:
         for model in (automatic, direct):
             model.predict_one(x)
         if i >= 2 * d:
-            reference = _weights(direct)
-            gap = np.linalg.norm(_weights(automatic) - reference) / np.linalg.norm(reference)
+            reference = direct._weight_matrix()
+            gap = np.linalg.norm(automatic._weight_matrix() - reference) / np.linalg.norm(reference)
             worst = max(worst, float(gap))
         for model in (automatic, direct):
             model.learn_one(x, y)

@@ -90,31 +90,18 @@ def _placement(columns: list[int]) -> slice | list[int]:
     return columns
 
 
-def _finite_sum(values: typing.Iterable) -> bool:
-    """True when the (int/float) values are all finite floats once converted.
-
-    A float start makes ``sum`` add in floats: an int beyond float range raises
-    ``OverflowError`` when it is added (even when ints that cancel exactly would sum to 0), and
-    an intermediate overflow gives inf; either way the slow path then looks at the values one
-    by one. (``math.fsum`` does the same checks at three times the cost.)
-
-    """
-    try:
-        return math.isfinite(sum(values, 0.0))
-    except OverflowError:
-        return False
-
-
-def _finite_reals(values: tuple) -> bool:
+def _finite_reals(values: typing.Iterable) -> bool:
     """True when every value is a real number with a finite float, as `check_value` takes
     them (ints, floats, bools, ``Fraction``), found without a look at each value's type.
 
-    ``sum(values, 0.0)`` is then a finite Python float; anything else makes it fail or not a
-    float: a string, ``None``, ``pd.NA``, a ``Decimal`` or a container raises or gives no
-    float, a complex gives a complex, a numpy array an array and a numpy scalar a numpy scalar,
-    an int beyond float range raises ``OverflowError``, and a non-finite value (or a sum that
-    overflows) gives inf or NaN. Those go the slow way, value by value (where the valid ones
-    are accepted all the same). An exact type check costs four times as much on wide samples.
+    A float start makes ``sum`` add in floats, so ``sum(values, 0.0)`` is then a finite Python
+    float (``math.fsum`` would do the same checks at three times the cost). Anything else makes
+    it fail or not a float: a string, ``None``, ``pd.NA``, a ``Decimal`` or a container raises
+    or gives no float, a complex gives a complex, a numpy array an array and a numpy scalar a
+    numpy scalar, an int beyond float range raises ``OverflowError`` (even when ints that
+    cancel exactly would sum to 0), and a non-finite value (or a sum that overflows) gives inf
+    or NaN. Those go the slow way, value by value (where the valid ones are accepted all the
+    same). An exact type check costs four times as much on wide samples.
 
     """
     try:
@@ -152,7 +139,7 @@ def validate_one(x: dict) -> dict:
     if not isinstance(x, dict):
         raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
     values = x.values()
-    if _FAST_TYPES.issuperset(map(type, values)) and _finite_sum(values):
+    if _FAST_TYPES.issuperset(map(type, values)) and _finite_reals(values):
         return x
     clean = {}
     for name, value in x.items():

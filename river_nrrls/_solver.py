@@ -198,7 +198,8 @@ class _StaleFactor:
 
     one symmetric product and one rank-1 update (``dsymv``, ``dsyr``): O(d^2). Applying P^-1
     is then one symmetric product. The rounding of the updates only makes the preconditioner a
-    little less good, never the answer; after ``update_limit`` of them the factor is refreshed.
+    little less good, never the answer; after ``UPDATE_LIMIT`` queue capacities of them the
+    factor is refreshed.
 
     """
 
@@ -207,12 +208,11 @@ class _StaleFactor:
         if "updates" not in state:
             # Pickled by the earlier block form (M(t0)^-1 and a separate block): its inverse
             # lacks the block's samples. The answers would still be exact (CG), but refactor.
-            self.updates, self.update_limit, self.refactor = 0, 0, True
+            self.updates, self.refactor = 0, True
 
     def __init__(self, inverse: np.ndarray, coefficients: np.ndarray):
         width = len(inverse)
         self.capacity = max(QUEUE_CAPACITY, width // 8)  # samples queued before letting go
-        self.update_limit = UPDATE_LIMIT * self.capacity  # rank-1 updates before a refresh
         self.inverse = inverse  # P^-1 (upper triangle)
         self.coefficients = coefficients.copy()  # w_c(t0)
         self.decay = np.ones(len(coefficients))  # lambda_c: decay of class c's t0 part
@@ -441,7 +441,7 @@ class SystemSolver:
         ):
             return False
         pending, first = self.pending, self.first
-        if stale.updates + len(pending) > stale.update_limit:
+        if stale.updates + len(pending) > UPDATE_LIMIT * stale.capacity:
             return False
         if self.forgetting != 1.0:
             for slot, _, _ in pending:

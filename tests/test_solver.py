@@ -301,7 +301,7 @@ def test_a_factor_pickled_in_the_block_form_is_refreshed_and_stays_exact():
         model.predict_one(x)
         model.learn_one(x, y)
     state = model._solver.stale.__dict__.copy()
-    del state["updates"], state["update_limit"]
+    del state["updates"]
     state.update(block=np.zeros((12, 48), order="F"), size=3, folds=0)
     old = object.__new__(_solver._StaleFactor)
     old.__setstate__(state)
