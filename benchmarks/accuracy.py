@@ -59,7 +59,9 @@ def stale_against_direct(d: int, steps: int) -> list:
         for model in (automatic, direct):
             model.learn_one(x, y)
     counters = {k: v - start[k] for k, v in automatic._solver.counters.items()}
-    return [d, steps, f"{worst:.1e}", counters["stale"], counters["refactor"]]
+    stale = automatic._solver.stale
+    precision = "-" if stale is None else {"f": "single", "d": "double"}[stale.inverse.dtype.char]
+    return [d, steps, f"{worst:.1e}", counters["stale"], counters["refactor"], precision]
 
 
 def against_batch(d: int, n: int) -> list:
@@ -112,6 +114,7 @@ def main(argv=None) -> int:
                 "largest relative difference",
                 "stale steps",
                 "factorisations",
+                "P^-1 precision (last factor)",
             ],
             [stale_against_direct(d, steps) for d in widths],
         )

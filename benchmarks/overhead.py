@@ -15,6 +15,10 @@ of the process (one thread is forced where said, by the solver's own thread-loca
 3. The stale factor's drift threshold (``MAX_DRIFT``) at d = 512, one BLAS thread: time per
    prequential step, CG iterations per stale step and factorisations, for thresholds around
    the default. Each threshold times a copy of the same warmed model on the same steps.
+4. P^-1 in double or single precision, one BLAS thread: its two kernels (applying it, with
+   the conversions of the vector in and out of single precision; the Sherman-Morrison update)
+   across the widths around ``SINGLE_MIN_DIM``, and whole prequential steps with single
+   precision allowed (the default) or not, taking turns as in 3.
 
 Best of several repeats, microseconds; the machine is shared, so read the comparisons within
 a table.
@@ -36,6 +40,7 @@ RESULTS = Path(__file__).parent / "results" / "overhead.md"
 
 
 REPEATS = 7  # timeit repeats (--quick: 2)
+_PRECISIONS = {"f": "single", "d": "double"}  # P^-1's dtype character
 
 
 def _best_us(call, number: int) -> float:
@@ -110,6 +115,18 @@ def rank_one_threads() -> list:
     return out
 
 
+def _prequential(model, rows, labels) -> tuple:
+    """us per predict + learn step of a copy of ``model`` on one BLAS thread, and the copy."""
+    run = copy.deepcopy(model)
+    with run._solver.blas_threads(10**9):
+        start = time.perf_counter()
+        for x, y in zip(rows, labels):
+            run.predict_one(x)
+            run.learn_one(x, y)
+        us = (time.perf_counter() - start) / len(rows) * 1e6
+    return us, run
+
+
 def drift_threshold(thresholds=(0.01, 0.02, 0.05, 0.1), repeats: int = 3) -> list:
     from river_nrrls import _solver
 
@@ -120,13 +137,7 @@ def drift_threshold(thresholds=(0.01, 0.02, 0.05, 0.1), repeats: int = 3) -> lis
         for _ in range(repeats):
             for threshold in thresholds:  # thresholds take turns in every repeat
                 _solver.MAX_DRIFT = threshold
-                run = copy.deepcopy(model)
-                with run._solver.blas_threads(10**9):
-                    start = time.perf_counter()
-                    for x, y in zip(rows, labels):
-                        run.predict_one(x)
-                        run.learn_one(x, y)
-                    us = (time.perf_counter() - start) / len(rows) * 1e6
+                us, run = _prequential(model, rows, labels)
                 if us < best[threshold][0]:
                     best[threshold] = (us, run._solver.counters)
     finally:
@@ -139,6 +150,60 @@ def drift_threshold(thresholds=(0.01, 0.02, 0.05, 0.1), repeats: int = 3) -> lis
             [f"{threshold}{mark}", f"{us:.0f}", f"{iterations:.2f}"]
             + [counters["refactor"]]
         )
+    return out
+
+
+def precision_kernels(widths=(128, 160, 192, 224, 256, 512)) -> list:
+    import numpy as np
+
+    from river_nrrls import _solver
+
+    out = []
+    with _solver.SystemSolver.blas_threads(10**9):
+        for d in widths:
+            rng = np.random.default_rng(d)
+            samples = rng.random((2 * d, d))
+            inverse = np.asfortranarray(np.linalg.inv(samples.T @ samples / (2 * d)))
+            vector = rng.random(d)
+            row = [d]
+            for dtype in (np.float64, np.float32):
+                factor = _solver._StaleFactor(inverse.astype(dtype, order="F"), np.ones(2))
+                call = lambda f=factor, v=vector: f.apply(v, 0.5)  # noqa: E731
+                row.append(f"{_best_us(call, 2000):.1f}")
+            for dtype in (np.float64, np.float32):
+                factor = _solver._StaleFactor(inverse.astype(dtype, order="F"), np.ones(2))
+                # a tiny mass: thousands of updates leave P^-1 about where it was
+                call = lambda f=factor, v=vector: f.append(v, 1e-12)  # noqa: E731
+                row.append(f"{_best_us(call, 2000):.1f}")
+            out.append(row)
+    return out
+
+
+def precision_steps(widths=(256, 512), repeats: int = 3) -> list:
+    from river_nrrls import _solver
+
+    default = _solver.SINGLE_MIN_DIM
+    out = []
+    try:
+        for d in widths:
+            model, rows, labels = _warmed(d, max(1000, 2 * d), seed=d)
+            best = {}
+            for _ in range(repeats):
+                for name, min_dim in (("double", 10**9), ("single allowed", default)):
+                    _solver.SINGLE_MIN_DIM = min_dim
+                    us, run = _prequential(model, rows, labels)
+                    if us < best.get(name, (float("inf"),))[0]:
+                        best[name] = (us, run._solver.counters, run._solver.stale)
+            row = [d]
+            for name in ("double", "single allowed"):
+                us, counters, stale = best[name]
+                kind = "-" if stale is None else _PRECISIONS[stale.inverse.dtype.char]
+                iterations = counters["iterations"] / max(1, counters["stale"])
+                row += [f"{us:.0f}", f"{iterations:.2f}", kind]
+            row.append(f"{float(row[1]) / float(row[4]):.2f}x")
+            out.append(row)
+    finally:
+        _solver.SINGLE_MIN_DIM = default
     return out
 
 
@@ -173,6 +238,38 @@ def main(argv=None) -> int:
         + table(
             ["MAX_DRIFT", "us / step", "CG iterations / stale step", "factorisations"],
             drift_threshold(repeats=1) if quick else drift_threshold(),
+        )
+    )
+    parts.append(
+        "## P^-1 kernels in double and single precision, one BLAS thread (apply: the vector "
+        "converted in and out included; update: Sherman-Morrison, a product and a rank-1 "
+        "update)\n\n"
+        + table(
+            [
+                "d",
+                "apply double (us)",
+                "apply single (us)",
+                "update double (us)",
+                "update single (us)",
+            ],
+            precision_kernels((128, 256)) if quick else precision_kernels(),
+        )
+    )
+    parts.append(
+        "## Whole prequential steps with P^-1 kept double or single where accurate (the "
+        "default), 600 steps, one BLAS thread\n\n"
+        + table(
+            [
+                "d",
+                "double: us / step",
+                "CG iterations",
+                "P^-1",
+                "single allowed: us / step",
+                "CG iterations",
+                "P^-1",
+                "speed-up",
+            ],
+            precision_steps((256,), repeats=1) if quick else precision_steps(),
         )
     )
     report = "\n\n".join(parts) + "\n"

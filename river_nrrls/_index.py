@@ -18,6 +18,7 @@ feature gets does not depend on the order of the keys of ``x``.
 from __future__ import annotations
 
 import decimal
+import itertools
 import math
 import numbers
 import typing
@@ -483,13 +484,18 @@ class FeatureIndex:
         """A read-only vector of ``size`` entries: ``fill`` in the reserved columns, ``values``
         at ``placement`` (the columns of ``record``, or the slice they span) and zeros
         elsewhere."""
-        template = self._template
-        if template is None or len(template) != size:
-            template = np.zeros(size)
-            template[: self.offset] = self.fill
-            self._template = template
-        vector = template.copy()
-        vector[placement] = values
+        offset = self.offset
+        if placement.__class__ is slice and placement.start == offset and placement.stop == size:
+            # Every column, in index order (a dense stream): one pass, no template copy.
+            vector = np.fromiter(itertools.chain((self.fill,) * offset, values), float, size)
+        else:
+            template = self._template
+            if template is None or len(template) != size:
+                template = np.zeros(size)
+                template[:offset] = self.fill
+                self._template = template
+            vector = template.copy()
+            vector[placement] = values
         vector.flags.writeable = False
         self._last = (vector, record)
         return vector

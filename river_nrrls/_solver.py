@@ -63,6 +63,14 @@ Stale factor (wide models whose classes share M: two classes, or no reweighting)
     merging, ``reset``). If CG does not converge in ``MAX_ITERATIONS`` the step is solved directly:
     every answer is as exact as the direct one.
 
+    From ``SINGLE_MIN_DIM`` columns on, P^-1 is kept in single precision when that is
+    accurate enough, judged once per factor. A preconditioner's products only steer CG (the
+    residual r - M w, which decides when it stops and what the answer is, stays in double
+    precision), and halving the bytes halves the cost of those memory-bound products and
+    updates. At the factorisation, the single copy times M(t0) must give back a random vector
+    to ``SINGLE_TOLERANCE``, a small fraction of the drift CG absorbs anyway; otherwise (an
+    ill-conditioned M, whose large directions single precision loses) P^-1 stays double.
+
     Forgetting needs nothing special: the decayed old part only changes the rho_c, which the
     solver tracks per class; a strong forgetting refactors more often.
 
@@ -98,6 +106,10 @@ MIN_SCALE = 0.75  # ... or their common scale s beyond [0.75, 1 / 0.75] (the rid
 MAX_ITERATIONS = 8  # CG iterations before giving up on the stale factor
 MIN_CONTRACTION = 0.3  # an iteration whose residual ratio exceeds this triggers a refactor
 TOLERANCE = 1e-9  # ||P^-1 (r - M w)|| <= this ||w||: the relative error estimate
+SINGLE_TOLERANCE = 1e-3  # ||P32^-1 M x - x|| / ||x|| (x random) at the factorisation below
+# which P^-1 is kept in single precision ...
+SINGLE_MIN_DIM = 192  # ... from this width on (narrower, the conversions cost more than the
+# halved bytes save: benchmarks/overhead.py)
 BACKWARD_TOLERANCE = 1e-15  # ... or ||r - M w|| <= this max(diag M) ||w|| (a direct solve's)
 
 
@@ -139,8 +151,10 @@ class _OneThread:
             setter(previous)
 
 
-_SIGNS = np.array(((1.0,), (-1.0,)))  # w_0 and w_1 = -w_0 from one solve
+_SIGNS = np.array((1.0, -1.0))  # w_0 and w_1 = -w_0 from one solve: their outer product
 _dot = blas.ddot  # x . y of two vectors: a quarter of the cost of numpy's ``@`` for them
+# P^-1's BLAS kernels (symmetric product, symmetric rank-1 update) by its dtype's character
+_KERNELS = {"d": (blas.dsymv, blas.dsyr), "f": (blas.ssymv, blas.ssyr)}
 # The per-step BLAS calls pass their arguments by position: f2py parses a keyword argument for
 # ~0.3-0.5 us, as much as a whole small call (``dsymv``'s default is the upper triangle).
 
@@ -196,10 +210,11 @@ class _StaleFactor:
 
         z = P^-1 x,    c = 1/f + x^T z,    (P + f x x^T)^-1 = P^-1 - z z^T / c
 
-    one symmetric product and one rank-1 update (``dsymv``, ``dsyr``): O(d^2). Applying P^-1
+    one symmetric product and one rank-1 update (``symv``, ``syr``): O(d^2). Applying P^-1
     is then one symmetric product. The rounding of the updates only makes the preconditioner a
     little less good, never the answer; after ``UPDATE_LIMIT`` queue capacities of them the
-    factor is refreshed.
+    factor is refreshed. P^-1 is double or single precision (its dtype picks the BLAS
+    kernels); vectors come in and go out in double precision.
 
     """
 
@@ -223,19 +238,25 @@ class _StaleFactor:
 
     def append(self, vector: np.ndarray, frozen: float) -> bool:
         """Add f x x^T to P; False when P^-1 lost positive definiteness (rounding)."""
-        solved = blas.dsymv(1.0, self.inverse, vector)  # z = P^-1 x
-        denominator = 1.0 / frozen + _dot(vector, solved)  # c = 1/f + x^T P^-1 x
+        inverse = self.inverse
+        symmetric_product, rank_one_update = _KERNELS[inverse.dtype.char]
+        vector = vector.astype(inverse.dtype, copy=False)
+        solved = symmetric_product(1.0, inverse, vector)  # z = P^-1 x
+        denominator = 1.0 / frozen + float(vector @ solved)  # c = 1/f + x^T P^-1 x
         if not denominator > 0.0:
             return False
         # P^-1 <- P^-1 - z z^T / c
         # (alpha, x, lower, incx, offx, n, a, overwrite_a): see `_dot` on keywords
-        self.inverse = blas.dsyr(-1.0 / denominator, solved, 0, 1, 0, len(solved), self.inverse, 1)
+        self.inverse = rank_one_update(-1.0 / denominator, solved, 0, 1, 0, len(solved), inverse, 1)
         self.updates += 1
         return True
 
     def apply(self, vector: np.ndarray, factor: float = 1.0) -> np.ndarray:
-        """c P^-1 v, c = ``factor``."""
-        return blas.dsymv(factor, self.inverse, vector)
+        """c P^-1 v, c = ``factor`` (in double precision)."""
+        inverse = self.inverse
+        if inverse.dtype.char == "d":
+            return blas.dsymv(factor, inverse, vector)
+        return blas.ssymv(factor, inverse, vector.astype(np.float32)).astype(float)
 
 
 class SystemSolver:
@@ -261,7 +282,8 @@ class SystemSolver:
 
     """
 
-    primed = False  # class default: models pickled before this attribute existed
+    primed = False  # class defaults: models pickled before these attributes existed
+    pair_mix = None
 
     def __init__(
         self, l2: float, tau: float, eta: float, reweight: bool, first: int, forgetting: float
@@ -278,6 +300,7 @@ class SystemSolver:
         self.previous: np.ndarray | None = None  # last weights of the shared system (columns)
         self.primed = False  # a wide direct solve ran since the last invalidation
         self.counters = {"direct": 0, "refactor": 0, "iterations": 0, "stale": 0}
+        self.pair_mix = np.zeros((3, 2))  # the two-class `mix`, filled in place (see _solve)
 
     # ------------------------------------------------------------- notifications
 
@@ -340,18 +363,21 @@ class SystemSolver:
                 w_0, w_1 = float(n_0 > 0), float(n_1 > 0)  # an empty side gets 0
             target_pos, target_rest = self.tau + self.eta, self.tau - self.eta
             opposite = self.tau == 0.0
+            # Filled in place: item assignments cost a third of a new array. (Nothing keeps
+            # it: the stale factor copies its coefficients.)
+            mix = self.pair_mix
+            if mix is None:
+                mix = self.pair_mix = np.zeros((3, 2))
             # row 0: M = w_0 A^0 + w_1 A^1 + b I; row 1: r_0; row 2: r_1
+            mix[0, 0] = w_0
+            mix[0, 1] = w_1
+            mix[1, 0] = target_pos * w_0
+            mix[1, 1] = target_rest * w_1
             if opposite:
-                # r_1 = -r_0: one right-hand side, r_0 = eta (w_0 s^0 - w_1 s^1)
-                mix = np.array(((w_0, w_1), (target_pos * w_0, target_rest * w_1)))
+                mix = mix[:2]  # r_1 = -r_0: one right-hand side, r_0 = eta (w_0 s^0 - w_1 s^1)
             else:
-                mix = np.array(
-                    (
-                        (w_0, w_1),
-                        (target_pos * w_0, target_rest * w_1),
-                        (target_rest * w_0, target_pos * w_1),
-                    )
-                )
+                mix[2, 0] = target_rest * w_0
+                mix[2, 1] = target_pos * w_1
         else:
             matrix_mix, rhs_mix = stats.mixing(self.reweight, self.tau, self.eta)
             mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
@@ -368,10 +394,8 @@ class SystemSolver:
             _, weights, info = lapack.dposv(matrix, rhs, 0, 1)  # upper, overwrite_a
             if info != 0 or (self.l2 <= 1e-200 and not np.isfinite(weights).all()):
                 weights = solve_spd(*stats.system(mix, self.l2, first), self.l2)  # fallbacks
-        if opposite and not first:  # tau = 0, two classes: w_1 = -w_0 (exact)
-            return weights.T * _SIGNS
-        if opposite:
-            weights = weights * _SIGNS.T
+        if opposite:  # tau = 0, two classes: rows w_0 and w_1 = -w_0 (exact), one BLAS call
+            return self._full_width(blas.dger(1.0, _SIGNS, weights[:, 0]), dim)
         return self._full_width(weights.T, dim)
 
     def _full_width(self, weights: np.ndarray, dim: int) -> np.ndarray:
@@ -428,6 +452,8 @@ class SystemSolver:
             # Not positive definite in floating point, or an empty class: the direct path.
             self.previous = None
             return solve_spd(matrix, rhs, self.l2)
+        if len(inverse) >= SINGLE_MIN_DIM:
+            inverse = _single_if_accurate(inverse, matrix)
         self.stale = _StaleFactor(inverse, coefficients)
         self.previous = weights
         return weights
@@ -485,6 +511,26 @@ class SystemSolver:
         self.counters["iterations"] += stale.last_iterations
         self.previous = weights
         return weights
+
+
+def _single_if_accurate(inverse: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """M^-1 in single precision if, applied to M x for a random x, it gives x back to
+    ``SINGLE_TOLERANCE`` (relative); else ``inverse`` as it is (double).
+
+    Rounding M^-1 to single precision perturbs it by about 6e-8 of its largest entries, that is
+    of 1 / (smallest eigenvalue of M); times M that is an error of about 6e-8 cond(M) in M's
+    large directions. A random x has a share of every direction, so ||P32^-1 M x - x|| / ||x||
+    measures how far the single copy is from an exact preconditioner (``matrix`` and
+    ``inverse``: upper triangles authoritative).
+
+    """
+    probe = np.random.default_rng(0).standard_normal(len(inverse))  # the same x every time
+    image = blas.dsymv(1.0, matrix, probe).astype(np.float32)  # M x
+    single = inverse.astype(np.float32, order="F")
+    error = blas.ssymv(1.0, single, image) - probe  # P32^-1 M x - x
+    if not math.sqrt(float(error @ error)) <= SINGLE_TOLERANCE * math.sqrt(_dot(probe, probe)):
+        return inverse
+    return single
 
 
 def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float):

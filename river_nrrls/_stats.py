@@ -59,14 +59,16 @@ def symmetrize_upper(matrix: np.ndarray) -> np.ndarray:
 
 
 def _workspace(flat: np.ndarray, dim: int, first: int, rows: int, key: tuple) -> tuple:
-    """Output arrays of `ClassStatistics._narrow_system` and the views M, diag(M) and R."""
+    """Output arrays of `ClassStatistics._narrow_system`, the views M and R, and where M's
+    diagonal lies in the output (for ``daxpy``: a vector of ones, start, stride)."""
     capacity = int(round(math.sqrt(flat.shape[0])))
     combined = np.empty((rows, capacity * capacity))
     square = combined[0].reshape(capacity, capacity, order="F")
     matrix = square[first:dim, first:dim]  # F-contiguous when first == 0 and capacity == dim
-    diagonal = np.einsum("ii->i", matrix)  # a writeable view of M's diagonal
     rhs = combined[1:, first * capacity : dim * capacity : capacity].T  # row 0 of each
-    return flat, key, combined, matrix, diagonal, rhs
+    diagonal = (combined[0], np.ones(dim - first), first * (capacity + 1), capacity + 1)
+    # combined.T is F-contiguous: BLAS's product writes into it in place
+    return flat, key, combined.T, matrix, diagonal, rhs
 
 
 class ClassStatistics:
@@ -353,9 +355,13 @@ class ClassStatistics:
         if workspace is None or workspace[0] is not flat or workspace[1] != key:
             workspace = self._workspace = _workspace(flat, self._dim, first, len(mix), key)
         _, _, combined, matrix, diagonal, rhs = workspace
-        # row 0: M column-major; row 1 + q: sum_j mix[1+q, j] A^j, whose row 0 is r_q
-        np.matmul(mix, flat.T, out=combined)
-        diagonal += l2  # + b I (l2 is the paper's b)
+        # column 0: M column-major; column 1 + q: sum_j mix[1+q, j] A^j, whose row 0 is r_q.
+        # (alpha, a, b, beta, c, trans_a, trans_b, overwrite_c) by position: half numpy's
+        # matmul cost at these sizes. ``mix`` is C-ordered, so mix.T is F-contiguous.
+        blas.dgemm(1.0, flat, mix.T, 0.0, combined, 0, 0, 1)
+        column, ones, start, stride = diagonal
+        # + b I (l2 is the paper's b): (x, y, n, a, offx, incx, offy, incy), in place
+        blas.daxpy(ones, column, len(ones), l2, 0, 1, start, stride)
         return matrix, rhs
 
     def sums(self, first: int) -> np.ndarray:

@@ -527,7 +527,10 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         weights = self._solution
         if weights is None:
             weights = self._weight_matrix()
-        outputs = (weights @ vector).tolist()  # (numpy warns, then this raises, if it overflows)
+        if weights.flags.f_contiguous:  # BLAS: a third of numpy's ``@`` cost for small shapes
+            outputs = blas.dgemv(1.0, weights, vector).tolist()
+        else:
+            outputs = (weights @ vector).tolist()
         if not all(map(math.isfinite, outputs)):
             self._refuse_overflow(weights, vector)
         return outputs

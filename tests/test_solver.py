@@ -23,6 +23,14 @@ from river_nrrls import NRRLS, _solver
 RTOL = 1e-9
 
 
+@pytest.fixture(autouse=True, params=["double", "single"])
+def precision(request, monkeypatch):
+    """Every test runs with P^-1 in double precision (the default below ``SINGLE_MIN_DIM``
+    columns) and again with single precision allowed at every width (where accurate)."""
+    monkeypatch.setattr(_solver, "SINGLE_MIN_DIM", 10**9 if request.param == "double" else 1)
+    return request.param
+
+
 def _stream(n: int, d: int, seed: int = 0, positives: float = 0.1, n_classes: int = 2):
     rng = np.random.default_rng(seed)
     X = rng.random((n, d))
@@ -193,6 +201,18 @@ def test_the_automatic_choice_takes_the_stale_factor_on_wide_streams():
     assert counters["direct"] == 1 and counters["stale"] == len(rows) - 1 - counters["refactor"]
 
 
+def test_a_wide_stream_with_a_single_precision_preconditioner_is_the_batch_ter(precision):
+    """At a width where the default keeps P^-1 in single precision (if accurate), every prefix
+    after the first is the batch TER to 1e-9."""
+    d = max(_solver.STALE_MIN_DIM, 200)
+    rows, labels = _stream(d + 60, d, seed=33)
+    model = NRRLS()
+    _prequential_matches(model, rows, labels, {}, start=d)
+    single = precision == "single" or d >= _solver.SINGLE_MIN_DIM
+    expected = np.float32 if single else np.float64
+    assert model._solver.stale is not None and model._solver.stale.inverse.dtype == expected
+
+
 def test_woodbury_solver_is_untouched_by_the_solver_strategy():
     rows, labels = _stream(60, 6, seed=10)
     model = NRRLS(solver="woodbury")
@@ -264,25 +284,29 @@ def test_the_update_limit_refreshes_the_factor_and_stays_exact(params, monkeypat
     assert_model_matches(model, ref, rows[-5:], RTOL)
 
 
-def test_sherman_morrison_updates_keep_the_inverse_of_the_preconditioner():
-    """P^-1 after the updates is the inverse of M(t0) + sum_i f_i x_i x_i^T (plain numpy), and
-    an update is refused, P^-1 untouched, when P^-1 is no longer positive definite."""
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 1e-5)])
+def test_sherman_morrison_updates_keep_the_inverse_of_the_preconditioner(dtype, rtol):
+    """P^-1 after the updates is the inverse of M(t0) + sum_i f_i x_i x_i^T (plain numpy), to
+    the precision P^-1 is kept in, and an update is refused, P^-1 untouched, when P^-1 is no
+    longer positive definite."""
     rng = np.random.default_rng(21)
     d = 9
     X = rng.normal(size=(30, d))
     base_matrix = X.T @ X / 30 + 0.1 * np.eye(d)
-    factor = _solver._StaleFactor(np.asfortranarray(np.linalg.inv(base_matrix)), np.ones(2))
+    start = np.asfortranarray(np.linalg.inv(base_matrix), dtype=dtype)
+    factor = _solver._StaleFactor(start, np.ones(2))
     expected = base_matrix.copy()
     for _ in range(12):
         x, frozen = rng.normal(size=d), float(rng.uniform(0.01, 2.0))
         assert factor.append(x, frozen)
         expected += frozen * np.outer(x, x)
+    assert factor.inverse.dtype == dtype
     inverse = np.triu(factor.inverse) + np.triu(factor.inverse, 1).T
-    np.testing.assert_allclose(inverse, np.linalg.inv(expected), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(inverse, np.linalg.inv(expected), rtol=rtol, atol=rtol / 1e3)
     vector = rng.normal(size=d)
-    np.testing.assert_allclose(
-        factor.apply(vector, 0.5), 0.5 * np.linalg.solve(expected, vector), rtol=1e-10
-    )
+    applied = factor.apply(vector, 0.5)
+    assert applied.dtype == np.float64  # vectors go in and out in double precision
+    np.testing.assert_allclose(applied, 0.5 * np.linalg.solve(expected, vector), rtol=rtol)
     assert factor.updates == 12
     # P^-1 that lost its positive definiteness (rounding, simulated): c = 1/f + x^T P^-1 x <= 0
     lost = _solver._StaleFactor(np.asfortranarray(-np.eye(d)), np.ones(2))
@@ -290,6 +314,66 @@ def test_sherman_morrison_updates_keep_the_inverse_of_the_preconditioner():
     assert not lost.append(x, 1.0)
     np.testing.assert_array_equal(lost.inverse, -np.eye(d))
     assert lost.updates == 0
+
+
+def test_single_precision_inverse_only_where_it_is_accurate():
+    """`_single_if_accurate` keeps M(t0)^-1 in single precision for a well-conditioned M and
+    in double for an ill-conditioned one (cond ~ 1e11, where single precision has no digit
+    left in the small directions)."""
+    rng = np.random.default_rng(30)
+    d = 20
+    basis, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    for spread, expected in ((1e2, np.float32), (1e11, np.float64)):
+        matrix = (basis * np.geomspace(1.0, 1.0 / spread, d)) @ basis.T
+        inverse = np.asfortranarray(np.linalg.inv(matrix))
+        chosen = _solver._single_if_accurate(inverse, np.asfortranarray(np.triu(matrix)))
+        assert chosen.dtype == expected, spread
+        if expected is np.float64:
+            assert chosen is inverse  # untouched
+        else:
+            np.testing.assert_allclose(chosen, inverse, rtol=1e-6)
+
+
+def test_both_precisions_of_the_preconditioner_give_the_batch_ter(precision, monkeypatch):
+    """Where single precision is allowed, a well-conditioned stream keeps P^-1 in single
+    precision and an ill-conditioned one (rank 3 plus 1e-4 noise, l2 = 1e-8) in double; below
+    ``SINGLE_MIN_DIM`` it is always double. Every prefix is the batch TER either way."""
+    dtypes = []
+    build = _solver._StaleFactor.__init__
+
+    def spy(self, inverse, coefficients):
+        dtypes.append(inverse.dtype)
+        build(self, inverse, coefficients)
+
+    monkeypatch.setattr(_solver._StaleFactor, "__init__", spy)
+    rows, labels = _stream(150, 14, seed=31)
+    _prequential_matches(_forced(), rows, labels, {})
+    single = np.dtype(np.float32 if precision == "single" else np.float64)
+    assert dtypes and set(dtypes) == {single}
+    rng = np.random.default_rng(32)
+    n, d = 120, 15
+    X = rng.normal(size=(n, 3)) @ rng.normal(size=(3, d)) + 1e-4 * rng.normal(size=(n, d))
+    ill_rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
+    ill_labels = [bool(v) for v in X[:, 0] + 0.5 * rng.normal(size=n) > 1.0]
+    dtypes.clear()
+    model = _forced({"l2": 1e-8})
+    for x, y in zip(ill_rows, ill_labels):
+        model.predict_one(x)
+        model.learn_one(x, y)
+    assert dtypes and np.dtype(np.float64) in dtypes
+    ref = TERReference(ill_rows, ill_labels, l2=1e-8)
+    direct = _forced({"l2": 1e-8}, stale_min_dim=10**9)
+    for x, y in zip(ill_rows, ill_labels):
+        direct.learn_one(x, y)
+    errors = [
+        relative_error(model_matrix(m.weights, m.intercepts, ref), ref) for m in (model, direct)
+    ]
+    assert errors[0] <= max(RTOL, 2 * errors[1]), errors
+    # a tolerance no single copy meets: double precision, the batch TER as well
+    monkeypatch.setattr(_solver, "SINGLE_TOLERANCE", -1.0)
+    dtypes.clear()
+    _prequential_matches(_forced(), rows, labels, {})
+    assert dtypes and set(dtypes) == {np.dtype(np.float64)}
 
 
 def test_a_factor_pickled_in_the_block_form_is_refreshed_and_stays_exact():
