@@ -153,8 +153,8 @@ class _OneThread:
 
 _SIGNS = np.array((1.0, -1.0))  # w_0 and w_1 = -w_0 from one solve: their outer product
 _dot = blas.ddot  # x . y of two vectors: a quarter of the cost of numpy's ``@`` for them
-# P^-1's BLAS kernels (symmetric product, symmetric rank-1 update) by its dtype's character
-_KERNELS = {"d": (blas.dsymv, blas.dsyr), "f": (blas.ssymv, blas.ssyr)}
+# P^-1's BLAS kernels (symmetric product, symmetric rank-1 update, dot product) by its dtype
+_KERNELS = {"d": (blas.dsymv, blas.dsyr, blas.ddot), "f": (blas.ssymv, blas.ssyr, blas.sdot)}
 # The per-step BLAS calls pass their arguments by position: f2py parses a keyword argument for
 # ~0.3-0.5 us, as much as a whole small call (``dsymv``'s default is the upper triangle).
 
@@ -239,10 +239,10 @@ class _StaleFactor:
     def append(self, vector: np.ndarray, frozen: float) -> bool:
         """Add f x x^T to P; False when P^-1 lost positive definiteness (rounding)."""
         inverse = self.inverse
-        symmetric_product, rank_one_update = _KERNELS[inverse.dtype.char]
+        symmetric_product, rank_one_update, dot = _KERNELS[inverse.dtype.char]
         vector = vector.astype(inverse.dtype, copy=False)
         solved = symmetric_product(1.0, inverse, vector)  # z = P^-1 x
-        denominator = 1.0 / frozen + float(vector @ solved)  # c = 1/f + x^T P^-1 x
+        denominator = 1.0 / frozen + float(dot(vector, solved))  # c = 1/f + x^T P^-1 x
         if not denominator > 0.0:
             return False
         # P^-1 <- P^-1 - z z^T / c
