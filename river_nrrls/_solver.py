@@ -240,23 +240,43 @@ class _StaleFactor:
         """Add f x x^T to P; False when P^-1 lost positive definiteness (rounding)."""
         inverse = self.inverse
         symmetric_product, rank_one_update, dot = _KERNELS[inverse.dtype.char]
-        vector = vector.astype(inverse.dtype, copy=False)
-        solved = symmetric_product(1.0, inverse, vector)  # z = P^-1 x
-        denominator = 1.0 / frozen + float(dot(vector, solved))  # c = 1/f + x^T P^-1 x
+        # x = sigma u with ||u|| = 1: u meets P^-1's precision, sigma stays in double
+        sigma = math.sqrt(_dot(vector, vector))
+        mass = frozen * sigma * sigma  # f sigma^2
+        if not mass < math.inf:
+            return False
+        if not mass > 0.0:  # nothing to add (or less than the smallest double)
+            self.updates += 1
+            return True
+        unit = np.empty(len(vector), dtype=inverse.dtype)
+        np.multiply(vector, 1.0 / sigma, out=unit, casting="unsafe")
+        solved = symmetric_product(1.0, inverse, unit)  # P^-1 u = z / sigma
+        # c / sigma^2 = 1 / (f sigma^2) + u^T P^-1 u, with c = 1/f + x^T P^-1 x
+        denominator = 1.0 / mass + float(dot(unit, solved))
         if not denominator > 0.0:
             return False
-        # P^-1 <- P^-1 - z z^T / c
+        # P^-1 <- P^-1 - z z^T / c = P^-1 - (P^-1 u)(P^-1 u)^T / (c / sigma^2)
         # (alpha, x, lower, incx, offx, n, a, overwrite_a): see `_dot` on keywords
         self.inverse = rank_one_update(-1.0 / denominator, solved, 0, 1, 0, len(solved), inverse, 1)
         self.updates += 1
         return True
 
-    def apply(self, vector: np.ndarray, factor: float = 1.0) -> np.ndarray:
-        """c P^-1 v, c = ``factor`` (in double precision)."""
+    def apply(self, vector: np.ndarray, factor: float = 1.0, norm: float | None = None):
+        """c P^-1 v, c = ``factor``, in double precision (``norm``: ||v||, when known)."""
         inverse = self.inverse
         if inverse.dtype.char == "d":
             return blas.dsymv(factor, inverse, vector)
-        return blas.ssymv(factor, inverse, vector.astype(np.float32)).astype(float)
+        # Single precision: v enters at unit norm and the product is scaled back in double, so
+        # that v's range (weights of 1e-40 give residuals of 1e-50) never meets single
+        # precision's; only P^-1's does, and the probe checked it.
+        if norm is None:
+            norm = math.sqrt(_dot(vector, vector))
+        if not norm < math.inf:
+            return np.full(len(vector), math.nan)  # a non-finite v: CG gives up, and refactors
+        scale = norm if norm > 0.0 else 1.0
+        unit = np.empty(len(vector), dtype=np.float32)
+        np.multiply(vector, 1.0 / scale, out=unit, casting="unsafe")  # v / ||v||, then single
+        return np.multiply(blas.ssymv(1.0, inverse, unit), factor * scale, dtype=float)
 
 
 class SystemSolver:
@@ -525,9 +545,10 @@ def _single_if_accurate(inverse: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 
     """
     probe = np.random.default_rng(0).standard_normal(len(inverse))  # the same x every time
-    image = blas.dsymv(1.0, matrix, probe).astype(np.float32)  # M x
-    single = inverse.astype(np.float32, order="F")
-    error = blas.ssymv(1.0, single, image) - probe  # P32^-1 M x - x
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond single range: inf, refused
+        image = blas.dsymv(1.0, matrix, probe).astype(np.float32)  # M x
+        single = inverse.astype(np.float32, order="F")
+        error = blas.ssymv(1.0, single, image) - probe  # P32^-1 M x - x
     if not math.sqrt(float(error @ error)) <= SINGLE_TOLERANCE * math.sqrt(_dot(probe, probe)):
         return inverse
     return single
@@ -554,7 +575,7 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float
         return weights
     inverse_scale = 1.0 / stale.scale  # M ~ s P
     bound = TOLERANCE * size
-    preconditioned = stale.apply(residual, inverse_scale)  # z = (s P)^-1 res
+    preconditioned = stale.apply(residual, inverse_scale, norm)  # z = (s P)^-1 res
     if math.sqrt(_dot(preconditioned, preconditioned)) <= bound:
         return blas.daxpy(preconditioned, weights)  # w + z: the error drops to ~ drift ||z||
     direction = preconditioned  # p = z
@@ -574,7 +595,7 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float
             bound = TOLERANCE * size
         if norm <= floor * size:
             return weights
-        preconditioned = stale.apply(residual, inverse_scale)
+        preconditioned = stale.apply(residual, inverse_scale, norm)
         if math.sqrt(_dot(preconditioned, preconditioned)) <= bound:
             return blas.daxpy(preconditioned, weights)  # the Richardson step
         new_product = _dot(residual, preconditioned)

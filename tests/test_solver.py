@@ -213,6 +213,17 @@ def test_a_wide_stream_with_a_single_precision_preconditioner_is_the_batch_ter(p
     assert model._solver.stale is not None and model._solver.stale.inverse.dtype == expected
 
 
+@pytest.mark.parametrize("params", [{"eta": 1e-40}, {"eta": 1e30}])
+def test_the_stale_factor_is_exact_at_extreme_scales_of_the_weights(params):
+    """Weights of ~1e-40 (or ~1e30) relative to the statistics: single precision (where
+    allowed) must not cut CG short, nor make it fail, by under- or overflowing the vectors it
+    preconditions."""
+    rows, labels = _stream(160, 12, seed=34)
+    model = _forced(params)
+    _prequential_matches(model, rows, labels, params)
+    assert model._solver.counters["stale"] > 0
+
+
 def test_woodbury_solver_is_untouched_by_the_solver_strategy():
     rows, labels = _stream(60, 6, seed=10)
     model = NRRLS(solver="woodbury")
@@ -314,6 +325,27 @@ def test_sherman_morrison_updates_keep_the_inverse_of_the_preconditioner(dtype, 
     assert not lost.append(x, 1.0)
     np.testing.assert_array_equal(lost.inverse, -np.eye(d))
     assert lost.updates == 0
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-14), (np.float32, 1e-6)])
+def test_the_preconditioner_kernels_do_not_depend_on_the_scale_of_the_vectors(dtype, rtol):
+    """Applying P^-1 to 1e-50 v (or 1e100 v) is 1e-50 (1e100) times applying it to v in either
+    precision; a non-finite v gives NaN (CG then gives up and refactors). An update by a
+    sample too small to matter is a no-op, one too large to represent is refused; P^-1 stays
+    as it was."""
+    rng = np.random.default_rng(35)
+    d = 7
+    X = rng.normal(size=(20, d))
+    start = np.asfortranarray(np.linalg.inv(X.T @ X / 20 + 0.1 * np.eye(d)), dtype=dtype)
+    factor = _solver._StaleFactor(start.copy(order="F"), np.ones(2))
+    vector = rng.normal(size=d)
+    reference = factor.apply(vector, 0.5)
+    for scale in (1e-50, 1e100):
+        np.testing.assert_allclose(factor.apply(vector * scale, 0.5), reference * scale, rtol=rtol)
+    assert np.isnan(factor.apply(np.full(d, np.inf))).all()
+    assert factor.append(np.zeros(d), 1.0) and factor.append(np.full(d, 1e-200), 1e-200)
+    assert not factor.append(np.full(d, 1e300), 1.0)
+    np.testing.assert_array_equal(factor.inverse, start)
 
 
 def test_single_precision_inverse_only_where_it_is_accurate():
