@@ -155,6 +155,7 @@ _SIGNS = np.array((1.0, -1.0))  # w_0 and w_1 = -w_0 from one solve: their outer
 _dot = blas.ddot  # x . y of two vectors: a quarter of the cost of numpy's ``@`` for them
 # P^-1's BLAS kernels (symmetric product, symmetric rank-1 update, dot product) by its dtype
 _KERNELS = {"d": (blas.dsymv, blas.dsyr, blas.ddot), "f": (blas.ssymv, blas.ssyr, blas.sdot)}
+_SAFE_NORMS = (1e-20, 1e20)  # vectors of these norms keep every digit that matters in single
 # The per-step BLAS calls pass their arguments by position: f2py parses a keyword argument for
 # ~0.3-0.5 us, as much as a whole small call (``dsymv``'s default is the upper triangle).
 
@@ -240,16 +241,21 @@ class _StaleFactor:
         """Add f x x^T to P; False when P^-1 lost positive definiteness (rounding)."""
         inverse = self.inverse
         symmetric_product, rank_one_update, dot = _KERNELS[inverse.dtype.char]
-        # x = sigma u with ||u|| = 1: u meets P^-1's precision, sigma stays in double
-        sigma = math.sqrt(_dot(vector, vector))
+        # x = sigma u: u meets P^-1's precision, sigma stays in double. sigma = 1 for an x of
+        # a safe norm (see `apply`), ||x|| otherwise (||u|| = 1).
+        norm = math.sqrt(_dot(vector, vector))
+        sigma = 1.0 if _SAFE_NORMS[0] <= norm <= _SAFE_NORMS[1] else norm
         mass = frozen * sigma * sigma  # f sigma^2
-        if not mass < math.inf:
+        if not (mass < math.inf and norm < math.inf):
             return False
-        if not mass > 0.0:  # nothing to add (or less than the smallest double)
+        if not (mass > 0.0 and norm > 0.0):  # nothing to add (or less than the least double)
             self.updates += 1
             return True
-        unit = np.empty(len(vector), dtype=inverse.dtype)
-        np.multiply(vector, 1.0 / sigma, out=unit, casting="unsafe")
+        if sigma == 1.0:
+            unit = vector.astype(inverse.dtype, copy=False)
+        else:
+            unit = np.empty(len(vector), dtype=inverse.dtype)
+            np.multiply(vector, 1.0 / sigma, out=unit, casting="unsafe")
         solved = symmetric_product(1.0, inverse, unit)  # P^-1 u = z / sigma
         # c / sigma^2 = 1 / (f sigma^2) + u^T P^-1 u, with c = 1/f + x^T P^-1 x
         denominator = 1.0 / mass + float(dot(unit, solved))
@@ -266,13 +272,18 @@ class _StaleFactor:
         inverse = self.inverse
         if inverse.dtype.char == "d":
             return blas.dsymv(factor, inverse, vector)
-        # Single precision: v enters at unit norm and the product is scaled back in double, so
-        # that v's range (weights of 1e-40 give residuals of 1e-50) never meets single
-        # precision's; only P^-1's does, and the probe checked it.
+        # Single precision: v and P^-1 v must keep their digits there (residuals of weights of
+        # 1e-40 underflow). Within a safe window of norms v goes as it is; otherwise it enters
+        # at unit norm and the product is scaled back in double, so that only P^-1's range
+        # (checked by the probe) meets single precision's.
         if norm is None:
             norm = math.sqrt(_dot(vector, vector))
         if not norm < math.inf:
             return np.full(len(vector), math.nan)  # a non-finite v: CG gives up, and refactors
+        if _SAFE_NORMS[0] <= norm <= _SAFE_NORMS[1]:
+            product = blas.ssymv(factor, inverse, vector.astype(np.float32)).astype(float)
+            if _SAFE_NORMS[0] <= math.sqrt(_dot(product, product)) <= _SAFE_NORMS[1]:
+                return product
         scale = norm if norm > 0.0 else 1.0
         unit = np.empty(len(vector), dtype=np.float32)
         np.multiply(vector, 1.0 / scale, out=unit, casting="unsafe")  # v / ||v||, then single
