@@ -120,13 +120,14 @@ def _snapshot(x: dict) -> tuple[tuple, tuple]:
 
 
 def _same_sample(keys: tuple, values: tuple, known_keys: tuple, known_values: tuple) -> bool:
-    """Whether a `_snapshot` is a remembered (validated) one: equal keys, equal values, and all
-    of them plain ints and floats (a complex or a ``Decimal`` equal to a remembered float must
-    still be validated)."""
+    """Whether a `_snapshot` is a remembered (validated) one: equal keys, all values plain ints
+    and floats (a complex or a ``Decimal`` equal to a remembered float must still be
+    validated), and equal values. The types are checked before the values are compared: a
+    ``pd.NA`` (missing) cannot be compared, its ``==`` is NA and has no truth value."""
     return (
         keys == known_keys
-        and values == known_values
         and _FAST_TYPES.issuperset(map(type, values))
+        and values == known_values
     )
 
 

@@ -16,6 +16,7 @@ import pickle
 import random
 
 import numpy as np
+import pandas as pd
 import pytest
 from river import datasets, linear_model, optim
 
@@ -207,6 +208,22 @@ def test_encode_sparse_matches_encode_one_and_reuses_its_arrays():
     assert third[1] is not first[1] and third[1].tolist() == [2.0, 3.0]
     index.add(["c"])  # the index changed: nothing is reused across it
     assert index.encode_sparse(x)[1] is not third[1]
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_a_missing_pd_na_after_a_remembered_sample_is_missing_not_an_error(name):
+    """pd.NA (a missing value) in a sample with the keys of the remembered one: its ``==`` has
+    no truth value, so comparing it with the remembered values raised TypeError (found by the
+    stateful test). Now the outcome is the one without the cache: learnt as missing, or
+    refused by a river base model that takes no missing values, with the same message."""
+    twins = Twins(MODELS[name])
+    for _ in range(2):  # the second time the features are known: the sample is remembered
+        twins.step({"a": 1.0, "b": 0.5}, True)
+    for x, y in (({"a": pd.NA, "b": 0.5}, False), ({"a": 1.0, "b": pd.NA}, True)):
+        outcome = twins.step(x, y)  # Twins: the same outcome as without the cache
+        if name.startswith("csogd"):
+            assert not isinstance(outcome, tuple)  # learnt, not refused
+    twins.check_same_state()
 
 
 def test_encode_sparse_reports_missing_values_and_is_not_pickled():

@@ -134,8 +134,17 @@ def _check_against_reference(model: NRRLS, rows: list, labels: list, weights: li
         # The model solves the batch normal equations M_k w_k = r_k (backward error, with the
         # reference's floor against a right-hand side that cancels to nearly 0), ...
         size = max(float(np.abs(row).max()), reference.scale)
-        scale = np.abs(M).sum(axis=1).max() * size + np.abs(r).max()
+        # |M w - r| / (||M|| size + |r|), computed on M / peak, w / size and r / (peak size)
+        # (the same ratio): with statistics or weights near 1e300 the plain products would
+        # overflow and make the check vacuous.
+        peak = max(float(np.abs(M).max()), float(np.abs(r).max()))
+        if peak > 0.0:
+            M, r = M / peak, r / peak
+        if size > 0.0:
+            row, r = row / size, r / size
+        scale = np.abs(M).sum(axis=1).max() + np.abs(r).max()
         backward = np.abs(M @ row - r).max() / scale if scale > 0 else 0.0
+        assert math.isfinite(backward), f"backward error {backward} in the batch normal equations"
         assert backward <= 1e-10, f"backward error {backward:.3g} in the batch normal equations"
     # ... and, when the systems determine the weights in double precision, equals the solution.
     if max(np.linalg.cond(M) for M, _ in reference.systems) > 1e8:
