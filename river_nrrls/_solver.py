@@ -244,18 +244,14 @@ class _StaleFactor:
         # x = sigma u: u meets P^-1's precision, sigma stays in double. sigma = 1 for an x of
         # a safe norm (see `apply`), ||x|| otherwise (||u|| = 1).
         norm = math.sqrt(_dot(vector, vector))
-        sigma = 1.0 if _SAFE_NORMS[0] <= norm <= _SAFE_NORMS[1] else norm
-        mass = frozen * sigma * sigma  # f sigma^2
-        if not (mass < math.inf and norm < math.inf):
+        sigma = 1.0 if _safe_norm(norm) else norm
+        mass = frozen * sigma * sigma  # f sigma^2 (inf or NaN for a non-finite x)
+        if not mass < math.inf:
             return False
-        if not (mass > 0.0 and norm > 0.0):  # nothing to add (or less than the least double)
+        if not mass > 0.0:  # nothing to add (x = 0, or less than the least double)
             self.updates += 1
             return True
-        if sigma == 1.0:
-            unit = vector.astype(inverse.dtype, copy=False)
-        else:
-            unit = np.empty(len(vector), dtype=inverse.dtype)
-            np.multiply(vector, 1.0 / sigma, out=unit, casting="unsafe")
+        unit = _scaled(vector, sigma, inverse.dtype)
         solved = symmetric_product(1.0, inverse, unit)  # P^-1 u = z / sigma
         # c / sigma^2 = 1 / (f sigma^2) + u^T P^-1 u, with c = 1/f + x^T P^-1 x
         denominator = 1.0 / mass + float(dot(unit, solved))
@@ -280,14 +276,28 @@ class _StaleFactor:
             norm = math.sqrt(_dot(vector, vector))
         if not norm < math.inf:
             return np.full(len(vector), math.nan)  # a non-finite v: CG gives up, and refactors
-        if _SAFE_NORMS[0] <= norm <= _SAFE_NORMS[1]:
-            product = blas.ssymv(factor, inverse, vector.astype(np.float32)).astype(float)
-            if _SAFE_NORMS[0] <= math.sqrt(_dot(product, product)) <= _SAFE_NORMS[1]:
+        if _safe_norm(norm):
+            product = blas.ssymv(factor, inverse, _scaled(vector, 1.0, np.float32)).astype(float)
+            if _safe_norm(math.sqrt(_dot(product, product))):
                 return product
         scale = norm if norm > 0.0 else 1.0
-        unit = np.empty(len(vector), dtype=np.float32)
-        np.multiply(vector, 1.0 / scale, out=unit, casting="unsafe")  # v / ||v||, then single
+        unit = _scaled(vector, scale, np.float32)  # v / ||v||
         return np.multiply(blas.ssymv(1.0, inverse, unit), factor * scale, dtype=float)
+
+
+def _safe_norm(norm: float) -> bool:
+    """Whether a vector of this norm keeps every digit that matters in single precision."""
+    return _SAFE_NORMS[0] <= norm <= _SAFE_NORMS[1]
+
+
+def _scaled(vector: np.ndarray, scale: float, dtype) -> np.ndarray:
+    """``vector / scale`` in ``dtype``, divided in double before the cast (no under- or
+    overflow on the way); ``scale = 1`` is a plain cast (no copy when already ``dtype``)."""
+    if scale == 1.0:
+        return vector.astype(dtype, copy=False)
+    scaled = np.empty(len(vector), dtype=dtype)
+    np.multiply(vector, 1.0 / scale, out=scaled, casting="unsafe")
+    return scaled
 
 
 class SystemSolver:
