@@ -5,7 +5,8 @@ Run:  python benchmarks/accuracy.py          (a minute or two: benchmarks/result
       python benchmarks/accuracy.py --quick  (small widths, prints only: a smoke test)
 
 Two measurements on the imbalanced streams of ``speed.py`` (10 % positives, dict input, every
-step ``predict_one`` then ``learn_one``):
+step ``predict_one`` then ``learn_one``), and on multiclass streams (the same inputs, uniform
+random labels of C classes: every class's system has its own stale factor):
 
 1. Stale factor against a direct Cholesky solve of the same statistics: two models fed the same
    stream, one on the automatic path (the stale factor from ``STALE_MIN_DIM`` columns), one
@@ -40,10 +41,27 @@ def _pair():
     return automatic, direct
 
 
-def stale_against_direct(d: int, steps: int) -> list:
+def _stream(n: int, d: int, seed: int, n_classes: int):
     import numpy as np
 
-    rows, labels = make_stream(2 * d + steps, d, seed=d)
+    rows, labels = make_stream(n, d, seed=seed)
+    if n_classes > 2:
+        labels = np.random.default_rng(seed).integers(n_classes, size=n).tolist()
+    return rows, labels
+
+
+def _precision(solver) -> str:
+    """The precision of P^-1 in the solver's last factor(s)."""
+    factors = [solver.stale] if solver.class_factors is None else solver.class_factors
+    names = {"f": "single", "d": "double"}
+    kinds = {names[f.inverse.dtype.char] for f in factors if f is not None}
+    return " and ".join(sorted(kinds)) or "-"
+
+
+def stale_against_direct(d: int, steps: int, n_classes: int = 2) -> list:
+    import numpy as np
+
+    rows, labels = _stream(2 * d + steps, d, d, n_classes)
     automatic, direct = _pair()
     worst = 0.0
     start = {}
@@ -59,15 +77,15 @@ def stale_against_direct(d: int, steps: int) -> list:
         for model in (automatic, direct):
             model.learn_one(x, y)
     counters = {k: v - start[k] for k, v in automatic._solver.counters.items()}
-    stale = automatic._solver.stale
-    precision = "-" if stale is None else {"f": "single", "d": "double"}[stale.inverse.dtype.char]
-    return [d, steps, f"{worst:.1e}", counters["stale"], counters["refactor"], precision]
+    precision = _precision(automatic._solver)
+    row = [d, n_classes, steps, f"{worst:.1e}", counters["stale"], counters["refactor"]]
+    return row + [precision]
 
 
-def against_batch(d: int, n: int) -> list:
+def against_batch(d: int, n: int, n_classes: int = 2) -> list:
     from reference import TERReference, model_matrix, relative_error
 
-    rows, labels = make_stream(n, d, seed=d + 1)
+    rows, labels = _stream(n, d, d + 1, n_classes)
     automatic, direct = _pair()
     early = {"stale": 0.0, "direct": 0.0}
     late = {"stale": 0.0, "direct": 0.0}
@@ -84,8 +102,8 @@ def against_batch(d: int, n: int) -> list:
             error = relative_error(model_matrix(model.weights, model.intercepts, ref), ref)
             worst[name] = max(worst[name], error)
     return [
-        [d, "1 to 20", f"{early['stale']:.1e}", f"{early['direct']:.1e}"],
-        [d, f"21 to {n} (every 20th)", f"{late['stale']:.1e}", f"{late['direct']:.1e}"],
+        [d, n_classes, "1 to 20", f"{early['stale']:.1e}", f"{early['direct']:.1e}"],
+        [d, n_classes, f"21 to {n} (every 20th)", f"{late['stale']:.1e}", f"{late['direct']:.1e}"],
     ]
 
 
@@ -96,7 +114,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small widths, no results file")
     quick = parser.parse_args(argv).quick
-    widths, steps, batch = ((128,), 40, (128, 60)) if quick else ((256, 512), 400, (512, 700))
+    if quick:
+        widths, steps, batches = ((128, 2), (128, 4)), 40, ((128, 60, 2), (128, 60, 4))
+    else:
+        widths, steps = ((256, 2), (512, 2), (256, 5)), 400
+        batches = ((512, 700, 2), (256, 600, 5))
 
     header = (
         "# Accuracy of the solver paths\n\nCommand: `python benchmarks/accuracy.py`. "
@@ -110,20 +132,21 @@ def main(argv=None) -> int:
         + table(
             [
                 "d",
+                "classes",
                 "steps after 2d warm-up",
                 "largest relative difference",
-                "stale steps",
+                "stale solves (one per class's system)",
                 "factorisations",
-                "P^-1 precision (last factor)",
+                "P^-1 precision (last factors)",
             ],
-            [stale_against_direct(d, steps) for d in widths],
+            [stale_against_direct(d, steps, n_classes) for d, n_classes in widths],
         )
     )
     parts.append(
         "## Against the batch TER reference of the tests, from the first sample\n\n"
         + table(
-            ["d", "prefixes", "stale factor (automatic path)", "direct solve"],
-            against_batch(*batch),
+            ["d", "classes", "prefixes", "stale factor (automatic path)", "direct solve"],
+            [row for batch in batches for row in against_batch(*batch)],
         )
     )
     report = "\n\n".join(parts) + "\n"

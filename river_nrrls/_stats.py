@@ -308,13 +308,42 @@ class ClassStatistics:
     def matrix(self, mix: np.ndarray, l2: float, first: int) -> np.ndarray:
         """sum_j mix_j A^j + b I over the columns ``first:``, a new Fortran array (upper
         triangle authoritative), from ONE matrix-vector product over the stacked scatters."""
+        return self._square(self.stacked() @ mix, l2, first)  # sum_j mix_j A^j, column-major
+
+    def one_vs_rest_matrices(self, matrix_mix: np.ndarray, l2: float, first: int):
+        """M_k = sum_j mix_kj A^j + b I of every class k in turn (a generator), for the
+        one-vs-rest mixing of `mixing` (mix_kj = w_k for j = k, w_rest for the others), each a
+        new Fortran array over the columns ``first:`` (upper triangle authoritative).
+
+        A class no heavier than its rest (w_k >= w_rest) gets M_k = w_rest T + (w_k - w_rest) A^k
+        with the total scatter T = sum_j A^j computed once: two coefficients >= 0, so nothing
+        cancels, and the C matrices read O(C d^2) numbers rather than O(C^2 d^2). A class
+        heavier than its rest (at most one) is combined from every scatter, as `matrix` does:
+        its T - A^k would cancel the digits of a small rest.
+
+        """
+        flat = self.stacked()
+        total = None
+        for k, mix in enumerate(matrix_mix):
+            own, rest = mix[k], mix[k - 1]  # w_k, and w_rest (the coefficient of any other class)
+            if own < rest:
+                yield self.matrix(mix, l2, first)
+                continue
+            if total is None:
+                total = flat @ np.ones(flat.shape[1])  # T = sum_j A^j
+            combined = total * rest  # w_rest T
+            combined = blas.daxpy(flat[:, k], combined, a=own - rest)  # + (w_k - w_rest) A^k
+            yield self._square(combined, l2, first)
+
+    def _square(self, combined: np.ndarray, l2: float, first: int) -> np.ndarray:
+        """The column-major ``capacity^2`` vector ``combined`` as its square block over the
+        columns ``first:dim`` plus b I, a Fortran array (``combined`` itself when it can)."""
         dim = self._dim
         capacity = self._buffer.shape[0]
-        matrix = self.stacked() @ mix  # sum_j mix_j A^j, column-major
         if first == 0 and capacity == dim:
-            matrix[:: dim + 1] += l2  # + b I (l2 is the paper's b)
-            return matrix.reshape(dim, dim, order="F")
-        matrix = matrix.reshape(capacity, capacity, order="F")[first:dim, first:dim]
+            combined[:: dim + 1] += l2  # + b I (l2 is the paper's b)
+            return combined.reshape(dim, dim, order="F")
+        matrix = combined.reshape(capacity, capacity, order="F")[first:dim, first:dim]
         matrix = np.asfortranarray(matrix)
         matrix.ravel(order="F")[:: dim - first + 1] += l2  # + b I (l2 is the paper's b)
         return matrix
@@ -329,22 +358,12 @@ class ClassStatistics:
         matters). M is a new Fortran array (upper triangle authoritative); R may be a view.
 
         """
-        dim = self._dim
-        capacity = self._buffer.shape[0]
         flat = self.stacked()
-        if dim <= _SPARSE_MIN_DIM:
+        if self._dim <= _SPARSE_MIN_DIM:
             return self._narrow_system(flat, mix, l2, first)
         # wide: the d^2 wasted entries of the narrow way would cost a pass; use s^j
-        combined = (flat @ mix[0])[None, :]  # M, column-major
-        rhs = self._buffer[0, first:dim, :] @ mix[1:].T  # R[:, q] = sum_j mix[1+q, j] s^j
-        if first == 0 and capacity == dim:
-            combined[0, :: dim + 1] += l2  # + b I (l2 is the paper's b)
-            return combined[0].reshape(dim, dim, order="F"), rhs
-        matrix = np.asfortranarray(
-            combined[0].reshape(capacity, capacity, order="F")[first:dim, first:dim]
-        )
-        matrix.ravel(order="F")[:: dim - first + 1] += l2  # + b I (l2 is the paper's b)
-        return matrix, rhs
+        rhs = self._buffer[0, first : self._dim, :] @ mix[1:].T  # R[:, q] = sum_j mix[1+q, j] s^j
+        return self.matrix(mix[0], l2, first), rhs
 
     def _narrow_system(self, flat: np.ndarray, mix: np.ndarray, l2: float, first: int):
         """`system` for narrow widths, into a workspace kept between calls: one product, one

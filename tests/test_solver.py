@@ -49,6 +49,13 @@ def _forced(params: dict | None = None, stale_min_dim: int = 1) -> NRRLS:
     return model
 
 
+def _predict_and_learn(model, rows, labels) -> None:
+    """River's prequential order (predict, then learn every sample), without checks."""
+    for x, y in zip(rows, labels):
+        model.predict_one(x)
+        model.learn_one(x, y)
+
+
 def _prequential_matches(model, rows, labels, params, weights=None, start: int = 0):
     """Predict then learn every sample; compare with the batch TER after every prefix."""
     weights = weights or [1.0] * len(rows)
@@ -118,8 +125,8 @@ def test_stale_factor_on_ill_conditioned_streams():
 
 def test_streams_that_switch_between_the_paths():
     """Emerging features take the width across the threshold; a third class turns the
-    reweighted systems into C different ones (batched direct); learn_many, merge and reset
-    interrupt the block."""
+    reweighted systems into C different ones (a stale factor each); learn_many interrupts the
+    block."""
     rng = np.random.default_rng(5)
     rows, labels = [], []
     for i in range(170):
@@ -139,7 +146,9 @@ def test_streams_that_switch_between_the_paths():
         if i == 119:
             before = dict(model._solver.counters)
             assert before["direct"] > 0 and before["stale"] > 0  # both paths ran
-    assert model._solver.counters["direct"] > before["direct"]  # three classes: batched
+    after = model._solver.counters  # three classes: every one factorised, then CG on each
+    assert model._solver.class_factors is not None and model._solver.stale is None
+    assert after["refactor"] >= before["refactor"] + 3 and after["stale"] > before["stale"]
 
 
 def test_a_class_that_appears_late_without_reweighting_keeps_the_shared_system():
@@ -166,9 +175,7 @@ def test_many_classes_batched_solve_is_exact():
 def test_pickle_copy_and_clone_in_the_middle_of_a_stale_factor_run():
     rows, labels = _stream(140, 12, seed=8)
     model = _forced()
-    for x, y in zip(rows[:70], labels[:70]):
-        model.predict_one(x)
-        model.learn_one(x, y)
+    _predict_and_learn(model, rows[:70], labels[:70])
     assert model._solver.stale is not None and model._solver.stale.updates > 0
     restored = pickle.loads(pickle.dumps(model))
     copied = copy.deepcopy(model)
@@ -526,3 +533,126 @@ def test_a_model_that_predicts_once_after_each_change_never_builds_the_factor():
         model.learn_one(x, y)
     model.predict_one(rows[3])
     assert model._solver.stale is not None and counters["stale"] >= 1
+
+
+# ------------------------------------------------------ reweighted multiclass: a factor per class
+
+
+def _multiclass_stream(n: int, d: int, seed: int, n_classes: int = 4, late_from: int = 0):
+    """Classes of comparable sizes (argmax of random projections of centred inputs), the last
+    one only from sample ``late_from`` on."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    labels = ((X - 0.5) @ rng.normal(size=(d, n_classes))).argmax(axis=1).tolist()
+    last = n_classes - 1
+    labels = [y if i >= late_from or y != last else 0 for i, y in enumerate(labels)]
+    return [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X], labels
+
+
+@pytest.mark.parametrize("params", [p for p in PARAMS if p.get("reweight", True)])
+def test_each_class_stale_factor_is_the_batch_ter_after_every_prefix(params):
+    rows, labels = _multiclass_stream(160, 12, seed=40, late_from=90)
+    model = _forced(params)
+    _prequential_matches(model, rows, labels, params)
+    solver = model._solver
+    assert solver.class_factors is not None and len(solver.class_factors) == 4
+    assert all(factor is not None for factor in solver.class_factors)
+    counters = solver.counters
+    # One direct solve (the first, two classes); the third class and the late fourth make every
+    # class factorise; then CG on the classes' systems (small classes drift fast: a class of n
+    # samples moves its weight 1/n by 1/n at each arrival, so they refactor often early on).
+    assert counters["direct"] == 1 and counters["refactor"] >= 3 + 4
+    assert counters["stale"] > len(rows)
+
+
+def test_each_class_stale_factor_with_sample_weights_and_emerging_features():
+    rng = np.random.default_rng(41)
+    rows, labels = [], []
+    for i in range(150):
+        width = min(6 + i // 10, 16)  # new features keep the factors refreshing
+        rows.append({f"x{j}": float(rng.random()) for j in range(width) if rng.random() < 0.9})
+        labels.append(("a", "b", "c")[int(rng.integers(3))] if i > 5 else ("a", "b", "c")[i % 3])
+    weights = rng.choice([0.0, 0.3, 1.0, 2.0, 9.0], size=len(rows)).tolist()
+    model = _forced()
+    _prequential_matches(model, rows, labels, {}, weights)
+    assert model._solver.counters["stale"] > 0 and model._solver.class_factors is not None
+
+
+def test_each_class_stale_factor_on_an_ill_conditioned_stream():
+    """Rank-3 inputs in 15 dimensions plus 1e-4 noise, three classes."""
+    rng = np.random.default_rng(42)
+    n, d = 150, 15
+    X = rng.normal(size=(n, 3)) @ rng.normal(size=(3, d)) + 1e-4 * rng.normal(size=(n, d))
+    labels = [int(v) for v in np.digitize(X[:, 0] + 0.5 * rng.normal(size=n), [-1.0, 1.0])]
+    rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
+    model = _forced()
+    _prequential_matches(model, rows, labels, {})
+    assert model._solver.counters["stale"] > 0 and model._solver.class_factors is not None
+
+
+def test_each_class_factor_survives_pickle_copy_and_learn_many_in_the_middle():
+    rows, labels = _multiclass_stream(170, 12, seed=43)
+    model = _forced()
+    _predict_and_learn(model, rows[:70], labels[:70])
+    factors = model._solver.class_factors
+    assert factors is not None and all(factor is not None for factor in factors)
+    assert any(factor.updates > 0 for factor in factors)  # in the middle of a run
+    restored, copied = pickle.loads(pickle.dumps(model)), copy.deepcopy(model)
+    for x, y in zip(rows[70:120], labels[70:120]):
+        outputs = model.decision_one(x)
+        assert restored.decision_one(x) == outputs  # the same state, bit for bit
+        assert copied.decision_one(x) == outputs
+        for m in (model, restored, copied):
+            m.learn_one(x, y)
+    # a mini-batch lets the factors go; the predictions after it rebuild them, exactly
+    model.learn_many(pd.DataFrame(rows[120:140]), pd.Series(labels[120:140]))
+    assert model._solver.class_factors is None
+    for i in range(140, len(rows)):
+        model.predict_one(rows[i])
+        model.learn_one(rows[i], labels[i])
+        assert_model_matches(model, TERReference(rows[: i + 1], labels[: i + 1]), [rows[i]], RTOL)
+    assert model._solver.class_factors is not None
+
+
+def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precision):
+    d = max(_solver.STALE_MIN_DIM + 10, 200 if precision == "single" else 0)
+    rows, labels = _multiclass_stream(d + 40, d, seed=44, n_classes=3)
+    model = NRRLS()
+    _prequential_matches(model, rows, labels, {}, start=d)
+    factors = model._solver.class_factors
+    assert factors is not None and len(factors) == 3
+    expected = np.float32 if precision == "single" else np.float64
+    assert {factor.inverse.dtype for factor in factors} == {np.dtype(expected)}
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_one_vs_rest_matrices_are_the_class_combinations_without_cancellation(first):
+    """Every M_k = w_k A^k + w_rest A^rest + b I against plain numpy on the symmetrised
+    scatters, with a class so much heavier than its rest (1e6 samples of large inputs against
+    a few tiny ones) that the T - A^k form would lose about 1e-10 of M_k; and with spare
+    capacity in the buffer (a grown index)."""
+    from river_nrrls._stats import ClassStatistics, symmetrize_upper
+
+    rng = np.random.default_rng(45)
+    d = 9
+    stats = ClassStatistics(dim=1)
+    stats.grow(d)
+    stats.grow(d + 1)  # capacity beyond dim: the non-contiguous case
+    masses = {0: 1e6, 1: 3.0, 2: 2.0, 3: 5.0}
+    for label, mass in masses.items():
+        stats.add_class(label)
+        scale = 10.0 if label == 0 else 1e-3
+        X = np.hstack([np.ones((4, 1)), scale * rng.normal(size=(4, d))])
+        stats.update_many(label, X, np.full(4, mass / 4))
+    matrix_mix, _ = stats.mixing(True, 0.0, 1.0)
+    scatters = [symmetrize_upper(stats.scatter(c))[first:, first:] for c in range(4)]
+    matrices = list(stats.one_vs_rest_matrices(matrix_mix, 0.5, first))
+    assert len(matrices) == 4
+    for k, matrix in enumerate(matrices):
+        expected = sum(matrix_mix[k, j] * scatters[j] for j in range(4)) + 0.5 * np.eye(
+            d + 1 - first
+        )
+        assert matrix.flags.f_contiguous and matrix.shape == expected.shape
+        upper = np.triu_indices(d + 1 - first)
+        error = np.abs(matrix[upper] - expected[upper]).max() / np.abs(expected).max()
+        assert error <= 1e-15, (k, error)  # T - A^k would be ~1e-11 off for class 0
