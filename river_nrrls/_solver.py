@@ -49,7 +49,9 @@ class's own system with reweighting)
     one product with M(t) and one with P^-1, O(d^2). The preconditioned residual
     z = (s P)^-1 (r - M w) estimates the error; CG stops when ||z|| <= 1e-9 ||w|| and adds z
     (a free Richardson step, which leaves an error of about drift ||z||, ~1e-11), or when the
-    residual is as small as a backward-stable direct solve leaves it (1e-15 max(diag M) ||w||).
+    residual is as small as a backward-stable direct solve leaves it, measured in the system
+    scaled to a unit diagonal as Cholesky's accuracy is (||D^-1 (r - M w)|| <= 1e-15 ||D w||,
+    D = sqrt(diag M): columns of very different scales must not stop CG early).
 
     The factor is refreshed (a direct solve of the current M, which becomes the new M(t0))
     when drift > ``MAX_DRIFT`` or s leaves [``MIN_SCALE``, 1 / ``MIN_SCALE``], after
@@ -122,7 +124,8 @@ SINGLE_TOLERANCE = 1e-3  # ||P32^-1 M x - x|| / ||x|| (x random) at the factoris
 # which P^-1 is kept in single precision ...
 SINGLE_MIN_DIM = 192  # ... from this width on (narrower, the conversions cost more than the
 # halved bytes save: benchmarks/overhead.py)
-BACKWARD_TOLERANCE = 1e-15  # ... or ||r - M w|| <= this max(diag M) ||w|| (a direct solve's)
+BACKWARD_TOLERANCE = 1e-15  # ... or ||D^-1 (r - M w)|| <= this ||D w||, D = sqrt(diag M) (a
+# direct solve's residual, in the system scaled to a unit diagonal)
 
 
 def _openblas_thread_setters() -> list:
@@ -564,10 +567,10 @@ class SystemSolver:
 
     def _iterate(self, matrix, rhs: np.ndarray, previous: np.ndarray, stale: _StaleFactor):
         """CG on M w = r for every column of ``rhs``, from ``previous``; None if one fails."""
-        floor = BACKWARD_TOLERANCE * matrix.ravel(order="F")[:: len(matrix) + 1].max()
+        root = np.sqrt(matrix.ravel(order="F")[:: len(matrix) + 1])  # D = sqrt(diag M)
         weights = np.empty_like(rhs)
         for j in range(rhs.shape[1]):
-            solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale, floor)
+            solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale, root)
             if solution is None:
                 return None
             weights[:, j] = solution
@@ -647,24 +650,44 @@ def _single_if_accurate(inverse: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     return single
 
 
-def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float):
+def _at_rounding_level(residual: np.ndarray, weights: np.ndarray, root: np.ndarray) -> bool:
+    """Whether r - M w is as small as a backward-stable direct solve leaves it.
+
+    Cholesky's accuracy does not depend on how the columns are scaled, so neither may this
+    test: it is taken in the system scaled to a unit diagonal, (D^-1 M D^-1)(D w) = D^-1 r with
+    D = sqrt(diag M) (``root``), as ||D^-1 (r - M w)|| <= ``BACKWARD_TOLERANCE`` ||D w||. (The
+    unscaled test ||r - M w|| <= ``BACKWARD_TOLERANCE`` max(diag M) ||w|| follows from it, which
+    makes that one a cheap first filter; alone, on columns of very different scales, it would
+    stop CG far from the answer.)
+
+    """
+    scaled_residual = residual / root  # D^-1 (r - M w)
+    scaled_weights = weights * root  # D w
+    return math.sqrt(_dot(scaled_residual, scaled_residual)) <= BACKWARD_TOLERANCE * math.sqrt(
+        _dot(scaled_weights, scaled_weights)
+    )
+
+
+def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, root: np.ndarray):
     """Preconditioned CG on M w = r from ``weights``; None if it does not converge in time.
 
     The preconditioned residual z = (s P)^-1 (r - M w) is the error estimate: with M ~ s P,
     (s P)^-1 M = I + E with ||E|| about the drift, so ||w - w*|| ~ ||z||. CG stops when
     ||z|| <= ``TOLERANCE`` ||w|| (adding z then, a free Richardson step, leaves an error of
     about drift ||z||), or when the residual is as small as a backward-stable direct solve
-    leaves it (``floor`` ||w||); ||w|| is taken at the start (the step changes it by far less
-    than the tolerances' margins). Sets ``stale.refactor`` when the preconditioner has become
-    poor (slow contraction) and ``stale.last_iterations``. Vectors are updated in place by
-    BLAS (``daxpy``): the iteration is a dozen calls, which is most of its cost at d ~ 200.
+    leaves it (`_at_rounding_level`, ``root`` = sqrt(diag M)); ||w|| is taken at the start
+    (the step changes it by far less than the tolerances' margins). Sets ``stale.refactor``
+    when the preconditioner has become poor (slow contraction) and ``stale.last_iterations``.
+    Vectors are updated in place by BLAS (``daxpy``): the iteration is a dozen calls, which is
+    most of its cost at d ~ 200.
 
     """
     residual = rhs - blas.dsymv(1.0, matrix, weights)  # res = r - M w
     norm = math.sqrt(_dot(residual, residual))
     stale.last_iterations = 0
     size = math.sqrt(_dot(weights, weights))
-    if norm <= floor * size:
+    floor = BACKWARD_TOLERANCE * float(root.max()) ** 2  # the test with the largest diag M
+    if norm <= floor * size and _at_rounding_level(residual, weights, root):
         return weights
     inverse_scale = 1.0 / stale.scale  # M ~ s P
     bound = TOLERANCE * size
@@ -686,7 +709,7 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, floor: float
         if iteration == 1:  # ||w|| once more, in case the warm start was (near) zero
             size = math.sqrt(_dot(weights, weights))
             bound = TOLERANCE * size
-        if norm <= floor * size:
+        if norm <= floor * size and _at_rounding_level(residual, weights, root):
             return weights
         preconditioned = stale.apply(residual, inverse_scale, norm)
         if math.sqrt(_dot(preconditioned, preconditioned)) <= bound:

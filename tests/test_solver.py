@@ -123,6 +123,40 @@ def test_stale_factor_on_ill_conditioned_streams():
     assert stale._solver.counters["stale"] > 0
 
 
+@pytest.mark.parametrize(
+    "scale, weight, params",
+    [
+        (1e-8, 1e4, {"l2": 1e-4, "reweight": False, "tau": -1.3}),
+        (1e8, 1.0, {"l2": 1.0, "tau": 0.5, "forgetting": 0.99}),
+    ],
+)
+def test_the_stale_factor_is_exact_on_columns_of_very_different_scales(scale, weight, params):
+    """Inputs of 1e-8 (or 1e8) beside the intercept's constant 1: diag M spans 16 orders of
+    magnitude. CG must not stop on an unscaled backward-error test (r - M w against
+    the largest diagonal entry), which such a residual meets long before the weights of the
+    small columns converge; Cholesky's accuracy does not depend on the scaling, and neither
+    may the stale factor's. After every prefix: the batch TER to 1e-9, or as close as a direct
+    Cholesky solve of the same statistics gets."""
+    rng = np.random.default_rng(46)
+    n, d = 160, 12
+    labels = [bool(v) for v in rng.random(n) < 0.3]
+    X = rng.normal(size=(n, d))
+    X[:, 0] += np.array(labels)
+    rows = [{f"x{j}": float(v) for j, v in enumerate(row * scale)} for row in X]
+    stale, direct = _forced(params), _forced(params, stale_min_dim=10**9)
+    for i, (x, y) in enumerate(zip(rows, labels)):
+        for model in (stale, direct):
+            model.predict_one(x)
+            model.learn_one(x, y, w=weight)
+        masses = [weight] * (i + 1)
+        ref = TERReference(rows[: i + 1], labels[: i + 1], **params, sample_weights=masses)
+        errors = [
+            relative_error(model_matrix(m.weights, m.intercepts, ref), ref) for m in (stale, direct)
+        ]
+        assert errors[0] <= max(RTOL, 2 * errors[1]), (i, errors)
+    assert stale._solver.counters["stale"] > 0
+
+
 def test_streams_that_switch_between_the_paths():
     """Emerging features take the width across the threshold; a third class turns the
     reweighted systems into C different ones (a stale factor each); learn_many interrupts the
