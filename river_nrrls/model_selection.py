@@ -9,7 +9,7 @@ import typing
 import numpy as np
 from river import base, compose, metrics
 
-from ._checks import check_real
+from ._checks import check_label, check_real
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
@@ -40,6 +40,7 @@ def _check_label(label: typing.Hashable) -> None:
         hash(label)
     except TypeError as error:
         raise TypeError(f"the label {label!r} is not hashable") from error
+    check_label(label)  # a missing label (None, NaN, pd.NA) is no class: ValueError
 
 
 class PolynomialOrderSelector(base.Classifier):
@@ -230,6 +231,12 @@ class PolynomialOrderSelector(base.Classifier):
         every order's score, so a sample of weight ``w`` counts as ``w`` samples in the race.
         ``w = 0`` validates the sample and changes nothing else.
 
+        A sample that a pipeline refuses (a bad x or y, or, for `NRRLS`, values whose statistics
+        would leave its range) changes nothing: every order predicts before any learns, the
+        pipelines learn from the highest order down (an order's polynomial features include
+        those of the orders below, so when the highest accepts a sample's range, they all do),
+        and the scores move only once every pipeline has learnt.
+
         """
         weight = check_real("w", w, low=0.0)
         _check_label(y)
@@ -247,14 +254,15 @@ class PolynomialOrderSelector(base.Classifier):
         ]
         if weight == 0.0:
             return
+        extra = {} if weight == 1.0 else {"w": weight}
+        for order in sorted(self.pipelines, reverse=True):  # the most demanding range first
+            self.pipelines[order].learn_one(x, y, **extra)
         if self._block > 1:
             self._scorers = scorers
             self._block_position = (self._block_position + 1) % self._block
-        extra = {} if weight == 1.0 else {"w": weight}
-        for (order, model), y_pred in zip(self.pipelines.items(), predictions):
+        for order, y_pred in zip(self.pipelines, predictions):
             if y_pred is not None and y_pred != {}:
                 self.scores[order].update(y, y_pred, **extra)
-            model.learn_one(x, y, **extra)
         # The highest score (lowest if smaller is better); strict comparison, so ties keep the
         # lower order. One get() per order: river's GeometricMean.get() is not cheap.
         sign = 1.0 if self._metric.bigger_is_better else -1.0

@@ -653,6 +653,27 @@ def test_selector_bad_input_leaves_it_unchanged():
     assert pickle.dumps(selector) == before
 
 
+@pytest.mark.parametrize("block", [1, 3])
+@pytest.mark.parametrize("orders", [(1, 2), (3, 1, 2)])
+def test_a_sample_only_learning_refuses_leaves_every_score_and_pipeline_unchanged(orders, block):
+    """A missing label, and values that every order predicts from but whose order-2 and
+    order-3 statistics would leave NR-RLS's range (1e100 squared is within it, its square is
+    not), were refused only after the lower orders had scored or learnt the sample."""
+    selector = PolynomialOrderSelector(orders=orders, block=block)
+    for x, y in itertools.islice(datasets.Pima(), 20):
+        selector.learn_one(x, y)
+    huge = {"glucose": 1e100, "age": 0.5}
+    for pipeline in selector.pipelines.values():  # every order predicts it (and caches so)
+        assert pipeline.predict_one(huge) in (True, False)
+    before = pickle.dumps(selector)
+    for label in (None, math.nan):
+        with pytest.raises(ValueError, match="missing"):
+            selector.learn_one({"glucose": 0.5}, label)
+    with pytest.raises(ValueError, match="too large"):
+        selector.learn_one(huge, True)
+    assert pickle.dumps(selector) == before
+
+
 @pytest.mark.parametrize(
     ("params", "error", "match"),
     [
