@@ -8,6 +8,7 @@ import math
 import typing
 
 import numpy as np
+import pandas as pd
 from river import base, compose
 
 from ._checks import LiveParameters, check_real, label_sign
@@ -328,11 +329,11 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
 
     @staticmethod
     def _base_input(x: dict, as_given: bool) -> dict:
-        """``x`` as shown to f0: as given, without its missing (None) values (``as_given``: x
-        has none, as the encoding found)."""
-        if as_given or None not in x.values():
+        """``x`` as shown to f0: as given, without its missing values (None, ``pd.NA``)
+        (``as_given``: x has none, as the encoding found)."""
+        if as_given or not any(value is None or value is pd.NA for value in x.values()):
             return x
-        return {name: value for name, value in x.items() if value is not None}
+        return {name: value for name, value in x.items() if not (value is None or value is pd.NA)}
 
     def _base_score(self, x: dict, kwargs: dict) -> float:
         """f0(x) on the hinge scale (0 while the base model has no output)."""

@@ -7,6 +7,7 @@ import math
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -58,6 +59,7 @@ def _stream() -> list[tuple[dict, bool, float | None]]:
     rows[5] = ({}, True, None)  # empty row
     rows[20] = ({"a": 0.0, "c": 0.0}, False, 4.0)  # zero row
     rows[35] = ({"a": None, "b": 0.3, "e": 0.9}, True, None)  # a missing value
+    rows[38] = ({"a": 0.4, "b": pd.NA, "e": 0.1}, False, 2.0)  # pandas' missing value
     rows[40] = ({"z": 0.0, "b": 0.5}, False, None)  # a new feature with a zero value
     return rows
 
@@ -65,9 +67,13 @@ def _stream() -> list[tuple[dict, bool, float | None]]:
 # ------------------------------------------------------ independent reference
 
 
+def _missing(value) -> bool:
+    return value is None or value is pd.NA
+
+
 def _score_of(model, kind: str, x: dict) -> float:
     """f0(x) as the issue defines it, read from the model in the test."""
-    x = {k: v for k, v in x.items() if v is not None}
+    x = {k: v for k, v in x.items() if not _missing(v)}
     if kind == "proba":
         out = model.predict_proba_one(x)
         return 0.0 if not out else 2.0 * out[True] - 1.0
@@ -96,7 +102,7 @@ class Algorithm1:
     def vector(self, x):
         v = np.zeros(len(self.features) + 1)
         for name, value in x.items():
-            if value is not None and name in self.features:
+            if not _missing(value) and name in self.features:
                 v[self.features.index(name)] = value
         v[-1] = 1.0 if self.intercept else 0.0
         return v
@@ -113,7 +119,7 @@ class Algorithm1:
             tau = 0.0 if tau <= 0 else (tau if tau <= self.alpha * C_t else self.alpha * C_t)
             self.w = self.w + tau * y_t * v  # eq. 21
         if self.learn_base:  # the sample's own cost is passed on as a sample weight
-            x = {k: v for k, v in x.items() if v is not None}
+            x = {k: v for k, v in x.items() if not _missing(v)}
             self.f0.learn_one(x, y) if cost is None else self.f0.learn_one(x, y, w=cost)
 
 
@@ -294,7 +300,7 @@ def test_learn_base_trains_the_base_model_on_the_stream():
     stream = _stream()
     for x, y, _ in stream:
         model.learn_one(x, y)
-        twin.learn_one({k: v for k, v in x.items() if v is not None}, y)
+        twin.learn_one({k: v for k, v in x.items() if not _missing(v)}, y)
     assert pickle.dumps(f0) == pickle.dumps(twin)
 
 
