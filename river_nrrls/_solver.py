@@ -183,9 +183,9 @@ def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.nda
     as the high powers of a polynomial model), the system is equilibrated,
     ``D M D (D^-1 w) = D r`` with ``D = diag(M)^(-1/2)``, which leaves the solution unchanged and
     often restores a usable condition number, and factorised again. Only if that fails too (a
-    numerically singular matrix, e.g. ``b = 0``) is the minimum-norm least-squares solution
-    returned. ``ridge`` is a lower bound of the smallest eigenvalue (the b of
-    ``M = ... + b I``): when it is positive a successful factorisation cannot give an
+    numerically singular matrix, e.g. ``b = 0``) is the minimum-norm least-squares solution of
+    the equilibrated system returned. ``ridge`` is a lower bound of the smallest eigenvalue
+    (the b of ``M = ... + b I``): when it is positive a successful factorisation cannot give an
     overflowing solution, and that check is skipped.
 
     """

@@ -57,8 +57,11 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
     ----------
     l2
         Ridge constant (the paper's b, 1e-4). It regularises the intercept too, as in the batch
-        form. ``l2 = 0`` is allowed with the Cholesky solver (a singular system then gets the
-        minimum-norm solution).
+        form. ``l2 = 0`` is allowed with the Cholesky solver. A singular system (collinear
+        features, or fewer samples than columns) then has many least-squares solutions, with the
+        same outputs on every sample learnt but not elsewhere: the model returns the Cholesky
+        solve's when rounding lets the factorisation through, else the minimum-norm solution of
+        the equilibrated system. A positive ``l2`` makes the answer unique.
     reweight
         ``True``: class weights 1/n (TER, the paper's NR-RLS). ``False``: frozen class weights 1,
         giving plain ridge least squares, the paper's RLS baseline.

@@ -147,9 +147,9 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
     **Details of the update.** A row with ``x . x = 0`` (no non-zero feature and no intercept)
     leaves ``w`` unchanged, as does a passive step (``tau_t = 0``); a feature enters
     `weights` at its first non-zero step. Features may appear at any time (their weight
-    starts at 0) or be absent (zero); a ``None`` value is missing (zero) and is not shown to
-    ``f0``. Non-numeric or non-finite values raise an error naming the feature, and a bad
-    label, cost or ``x`` leaves the model (``f0`` included) exactly as it was.
+    starts at 0) or be absent (zero); a ``None`` or ``pd.NA`` value is missing (zero) and is
+    not shown to ``f0``. Non-numeric or non-finite values raise an error naming the feature,
+    and a bad label, cost or ``x`` leaves the model (``f0`` included) exactly as it was.
 
     **Before f0 knows anything.** When the base model has no output yet (an empty
     ``decision_one`` or ``predict_proba_one``, or a ``None`` prediction) its score is 0.

@@ -216,6 +216,35 @@ def test_zero_ridge_with_full_rank_data_equals_least_squares():
         assert_model_matches(model, ref, rows[:5], RTOL)
 
 
+def test_zero_ridge_on_a_singular_system_is_a_least_squares_solution():
+    """Binary inputs with exact dependencies (fewer distinct rows than columns): with l2 = 0
+    the TER system is singular, and the model's weights are one of its least-squares
+    solutions (the documented contract): the normal equations hold, and the outputs on every
+    learnt sample are those of numpy's minimum-norm solution, whichever solution it is."""
+    X = [
+        [0, 0, 1, 0, 1, 1],
+        [1, 0, 1, 1, 1, 1],
+        [0, 1, 0, 1, 0, 1],
+        [0, 0, 1, 0, 1, 0],
+        [1, 0, 0, 1, 1, 1],
+        [0, 1, 0, 1, 0, 0],
+        [1, 0, 0, 0, 0, 1],
+    ]  # x0 + 2 x1 + x4 = 1 + x3 on every row: with the intercept, rank 6 of 7 (from fuzzing)
+    rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
+    labels = [2, 0, 1, 2, 1, 2, 1]
+    model = NRRLS(l2=0.0)
+    for x, y in zip(rows, labels):
+        model.learn_one(x, y)
+    ref = TERReference(rows, labels, l2=0.0)
+    W = model_matrix(model.weights, model.intercepts, ref)
+    for (M, r), w in zip(ref.systems, W):
+        assert np.linalg.matrix_rank(M) < len(M)  # singular indeed
+        assert np.linalg.norm(M @ w - r) <= 1e-10 * np.linalg.norm(M, 2) * np.linalg.norm(w)
+    for x in rows:
+        outputs = model.decision_one(x)
+        assert outputs == pytest.approx(ref.decision(x), rel=1e-9, abs=1e-9)
+
+
 # --------------------------------------------------------------- exactness: learn_many
 
 
