@@ -19,6 +19,7 @@ __all__ = [
     "as_label",
     "check_label",
     "check_labels",
+    "check_paired",
     "is_missing",
     "short_repr",
     "check_bool",
@@ -158,6 +159,24 @@ def label_sign(label: typing.Any, estimator: str = "this binary classifier") -> 
         f"{estimator} expects bool labels (True = positive, False = negative, or 1/0); "
         f"got the label {label!r} of type {type(label).__name__}"
     )
+
+
+def check_paired(X: pd.DataFrame, y: pd.Series) -> None:
+    """Refuse a ``y`` whose index holds the row labels of ``X`` in another order.
+
+    A mini-batch pairs the rows of ``X`` with the labels of ``y`` by position, as river's
+    mini-batch learners do, so a ``y`` with an unrelated index (a ``RangeIndex``, say) is fine;
+    but one holding the same row labels in another order would silently pair every row with
+    another row's label.
+
+    """
+    if len(X) != len(y) or X.index.equals(y.index) or not X.index.is_unique:
+        return
+    if set(X.index) == set(y.index):
+        raise ValueError(
+            "y holds the rows of X in another order (the same index labels): rows are paired "
+            "by position, so align it first (y.loc[X.index])"
+        )
 
 
 def sample_weights(w: typing.Any, y: typing.Any) -> np.ndarray | None:

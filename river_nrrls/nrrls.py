@@ -18,6 +18,7 @@ from ._checks import (
     check_bool,
     check_label,
     check_labels,
+    check_paired,
     check_real,
     factorize_labels,
     row_name,
@@ -395,13 +396,17 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would.
 
-        ``w`` is one weight for every row, or one per row (a Series with ``y``'s index, or a
-        sequence as long as ``y``); rows of weight 0 are left out, as ``learn_one`` would.
+        The rows of ``X`` and the labels of ``y`` are paired by position, as river's mini-batch
+        learners pair them; a ``y`` that holds the row labels of ``X`` in another order is
+        refused (``ValueError``), since it would pair rows with other rows' labels. ``w`` is one
+        weight for every row, or one per row (a Series with ``y``'s index, or a sequence as long
+        as ``y``); rows of weight 0 are left out, as ``learn_one`` would.
 
         """
         X, y, w = as_frame(X), as_series(y), as_series(w)
         if len(X) != len(y):
             raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
+        check_paired(X, y)
         weights = sample_weights(w, y)
         check_labels(y)
         codes, uniques = factorize_labels(y)

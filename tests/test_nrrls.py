@@ -497,6 +497,22 @@ def test_learn_many_with_mismatched_lengths_raises_and_keeps_state(n_labels):
     assert _state(model) == before
 
 
+def test_learn_many_pairs_rows_by_position_and_refuses_a_reordered_y():
+    """river pairs a mini-batch by position: a y with an unrelated index is paired row by row,
+    but a y holding X's row labels in another order would silently mismatch them."""
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0]}, index=[10, 11, 12, 13])
+    y = pd.Series([True, True, False, False], index=X.index)
+    aligned, by_position = NRRLS(), NRRLS()
+    aligned.learn_many(X, y)
+    by_position.learn_many(X, pd.Series(y.to_numpy()))  # a RangeIndex: paired by position
+    assert by_position.weights == aligned.weights
+    before = _state(aligned)
+    with pytest.raises(ValueError, match="another order"):
+        aligned.learn_many(X, y.loc[[13, 12, 11, 10]])
+    assert _state(aligned) == before
+    aligned.learn_many(X, y.loc[[13, 12, 11, 10]].loc[X.index])  # aligned first: accepted
+
+
 @pytest.mark.parametrize(
     ("params", "culprit"),
     [
