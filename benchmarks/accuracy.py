@@ -37,7 +37,7 @@ def _pair():
     from river_nrrls import NRRLS
 
     automatic, direct = NRRLS(), NRRLS()
-    direct._solver.stale_min_dim = 10**9
+    direct._solver.stale_min_dim = direct._solver.class_stale_min_dim = 10**9
     return automatic, direct
 
 

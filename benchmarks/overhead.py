@@ -1,5 +1,5 @@
-"""Where NR-RLS's time goes: the narrow step's parts, the threading of the rank-1 update, and
-the stale factor's drift threshold.
+"""Where NR-RLS's time goes: the narrow step's parts, the threading of the rank-1 update, the
+stale factor's drift threshold and precision, and the width from which classes get factors.
 
 Run:  python benchmarks/overhead.py            (seconds; writes benchmarks/results/overhead.md)
       python benchmarks/overhead.py --quick    (fewer repeats, prints only: a smoke test)
@@ -19,6 +19,9 @@ of the process (one thread is forced where said, by the solver's own thread-loca
    the conversions of the vector in and out of single precision; the Sherman-Morrison update)
    across the widths around ``SINGLE_MIN_DIM``, and whole prequential steps with single
    precision allowed (the default) or not, taking turns as in 3.
+5. Reweighted multiclass, one BLAS thread: a stale factor per class against the batched
+   direct solve of the C systems, prequential steps by width around ``CLASS_STALE_MIN_DIM``
+   (uniform random labels, 2,000 warm-up samples), taking turns as in 3.
 
 Best of several repeats, microseconds; the machine is shared, so read the comparisons within
 a table.
@@ -207,6 +210,35 @@ def precision_steps(widths=(256, 512), repeats: int = 3) -> list:
     return out
 
 
+def class_threshold(widths=(32, 48, 64, 96), classes=(5, 20), repeats: int = 3) -> list:
+    import numpy as np
+
+    from river_nrrls import NRRLS
+
+    out = []
+    for n_classes in classes:
+        for d in widths:
+            rows, _ = make_stream(2150, d, seed=d + n_classes)
+            labels = np.random.default_rng(n_classes).integers(n_classes, size=2150).tolist()
+            models = {}
+            for name, min_dim in (("per class", 1), ("batched", 10**9)):
+                model = NRRLS()
+                model._solver.class_stale_min_dim = min_dim
+                for x, y in zip(rows[:2000], labels[:2000]):
+                    model.learn_one(x, y)
+                models[name] = model
+            best = {}
+            for _ in range(repeats):
+                for name, model in models.items():
+                    us, _ = _prequential(model, rows[2000:], labels[2000:])
+                    best[name] = min(us, best.get(name, float("inf")))
+            per_class, batched = best["per class"], best["batched"]
+            out.append(
+                [n_classes, d, f"{per_class:.0f}", f"{batched:.0f}", f"{batched / per_class:.2f}x"]
+            )
+    return out
+
+
 def main(argv=None) -> int:
     global REPEATS
     import numpy as np
@@ -270,6 +302,14 @@ def main(argv=None) -> int:
                 "speed-up",
             ],
             precision_steps((256,), repeats=1) if quick else precision_steps(),
+        )
+    )
+    parts.append(
+        "## Reweighted multiclass: a stale factor per class against the batched direct solve, "
+        "150 prequential steps after 2,000 samples, one BLAS thread\n\n"
+        + table(
+            ["classes", "d", "per class: us / step", "batched: us / step", "batched / per class"],
+            class_threshold((48, 64), (5,), repeats=1) if quick else class_threshold(),
         )
     )
     report = "\n\n".join(parts) + "\n"

@@ -110,7 +110,8 @@ def _nrrls(direct: bool = False, **params):
     def make():
         model = NRRLS(**params)
         if direct:
-            model._solver.stale_min_dim = 10**9  # the direct Cholesky path at every width
+            # the direct Cholesky paths at every width (shared, and batched per class)
+            model._solver.stale_min_dim = model._solver.class_stale_min_dim = 10**9
         return model
 
     return make

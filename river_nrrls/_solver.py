@@ -88,8 +88,9 @@ class's own system with reweighting)
     about eps n_k / n_rest, which the batched path accepts: 2e-11 measured with 1e6 samples
     against 12).
 
-The choice is automatic: stale factor when the system(s) have at least ``STALE_MIN_DIM``
-columns, direct otherwise.
+The choice is automatic: stale factor when the shared system has at least ``STALE_MIN_DIM``
+columns, or the classes' own systems at least ``CLASS_STALE_MIN_DIM`` (the batched direct
+path, C solves a step, loses to C factors at a smaller width); direct otherwise.
 
 """
 
@@ -110,6 +111,8 @@ from ._stats import ClassStatistics, symmetrize_upper
 __all__ = ["SystemSolver", "solve_spd"]
 
 STALE_MIN_DIM = 112  # below it the direct path is as fast or faster (benchmarks/speed.py)
+CLASS_STALE_MIN_DIM = 64  # the same for the per-class factors of reweighted multiclass, whose
+# direct path solves C systems (benchmarks/overhead.py)
 QUEUE_CAPACITY = 48  # samples learnt without a prediction that the factor takes in (at least;
 # d / 8 when wider): beyond them it is let go (no queue grows with a stream that never predicts)
 UPDATE_LIMIT = 5  # queue capacities of rank-1 updates of P^-1 before a new factorisation
@@ -331,9 +334,9 @@ class SystemSolver:
 
     ``observe`` must be told every sample that ``learn_one`` adds to the statistics, and
     ``invalidate`` every other change (learn_many, merge, reset), so that the stale factor's
-    P^-1 stays the inverse of M(t0) plus what was learnt since t0. ``stale_min_dim`` is the
-    width from which the stale-factor path is used (the benchmark sets it out of reach to time
-    the direct path).
+    P^-1 stays the inverse of M(t0) plus what was learnt since t0. ``stale_min_dim`` and
+    ``class_stale_min_dim`` are the widths from which the stale-factor paths are used, shared
+    and per class (the benchmarks set them out of reach to time the direct paths).
 
     The factor is built at the second wide solve after a change the updates cannot follow (or
     after the first ever), not at the first: building M(t0)^-1 costs about three direct solves,
@@ -347,6 +350,7 @@ class SystemSolver:
     pair_mix = None
     class_factors = None
     class_previous = None
+    class_stale_min_dim = CLASS_STALE_MIN_DIM
 
     def __init__(
         self, l2: float, tau: float, eta: float, reweight: bool, first: int, forgetting: float
@@ -358,6 +362,7 @@ class SystemSolver:
         self.reweight = reweight
         self.first = first
         self.stale_min_dim = STALE_MIN_DIM
+        self.class_stale_min_dim = CLASS_STALE_MIN_DIM
         self.stale: _StaleFactor | None = None
         self.pending: list[tuple[int, np.ndarray, float]] = []
         self.previous: np.ndarray | None = None  # last weights of the shared system (columns)
@@ -417,8 +422,8 @@ class SystemSolver:
         if n_classes == 0 or dim == first:
             self.invalidate()
             return np.zeros((n_classes, dim))
-        wide = dim - first >= self.stale_min_dim
         if n_classes > 2 and not stats.systems_share_matrix(self.reweight):
+            wide = dim - first >= self.class_stale_min_dim
             if wide and self.primed:
                 return self._full_width(self._solve_per_class(stats), dim)
             self.invalidate()
@@ -454,6 +459,7 @@ class SystemSolver:
             matrix_mix, rhs_mix = stats.mixing(self.reweight, self.tau, self.eta)
             mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
         matrix, rhs = stats.system(mix, self.l2, first)
+        wide = dim - first >= self.stale_min_dim
         if wide and self.primed:
             weights = self._solve_stale(matrix, dim, mix[0], rhs)
         else:

@@ -45,7 +45,7 @@ def _stream(n: int, d: int, seed: int = 0, positives: float = 0.1, n_classes: in
 
 def _forced(params: dict | None = None, stale_min_dim: int = 1) -> NRRLS:
     model = NRRLS(**(params or {}))
-    model._solver.stale_min_dim = stale_min_dim
+    model._solver.stale_min_dim = model._solver.class_stale_min_dim = stale_min_dim
     return model
 
 
@@ -649,7 +649,10 @@ def test_each_class_factor_survives_pickle_copy_and_learn_many_in_the_middle():
 
 
 def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precision):
-    d = max(_solver.STALE_MIN_DIM + 10, 200 if precision == "single" else 0)
+    """From ``CLASS_STALE_MIN_DIM`` columns (below the two-class threshold: the batched direct
+    path solves C systems a step) every class gets its factor; narrower, the batched path."""
+    d = _solver.CLASS_STALE_MIN_DIM + 6 if precision == "double" else 200
+    assert _solver.CLASS_STALE_MIN_DIM + 6 < _solver.STALE_MIN_DIM
     rows, labels = _multiclass_stream(d + 40, d, seed=44, n_classes=3)
     model = NRRLS()
     _prequential_matches(model, rows, labels, {}, start=d)
@@ -657,6 +660,11 @@ def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precisio
     assert factors is not None and len(factors) == 3
     expected = np.float32 if precision == "single" else np.float64
     assert {factor.inverse.dtype for factor in factors} == {np.dtype(expected)}
+    narrow = _solver.CLASS_STALE_MIN_DIM - 4
+    rows, labels = _multiclass_stream(120, narrow, seed=47, n_classes=3)
+    model = NRRLS()
+    _prequential_matches(model, rows, labels, {}, start=narrow)
+    assert model._solver.class_factors is None and model._solver.counters["stale"] == 0
 
 
 @pytest.mark.parametrize("first", [0, 1])
