@@ -33,6 +33,7 @@ __all__ = [
     "as_frame",
     "as_series",
     "check_value",
+    "is_missing_value",
     "native_frame",
     "native_series",
     "validate_one",
@@ -52,6 +53,11 @@ def sort_features(features: typing.Iterable[typing.Hashable]) -> list:
         return sorted(features, key=lambda name: (type(name).__name__, repr(name)))
 
 
+def is_missing_value(value: typing.Any) -> bool:
+    """Whether a feature value of a dict sample is missing (zero): ``None`` or ``pd.NA``."""
+    return value is None or value is pd.NA
+
+
 def check_value(name: typing.Hashable, value: typing.Any) -> float | None:
     """Return ``value`` as a finite float, ``None`` for a missing value, or raise naming ``name``.
 
@@ -60,7 +66,7 @@ def check_value(name: typing.Hashable, value: typing.Any) -> float | None:
     NaN, infinities and numbers too large for a float raise ``ValueError``.
 
     """
-    if value is None or value is pd.NA:
+    if is_missing_value(value):
         return None
     if isinstance(value, (str, bytes)) or not isinstance(
         value, (numbers.Real, np.bool_, decimal.Decimal)
@@ -276,7 +282,7 @@ def validate_frame(X: typing.Any) -> tuple[np.ndarray, np.ndarray]:
 def _object_column(name: typing.Hashable, column: pd.Series) -> np.ndarray:
     values = np.empty(len(column), dtype=float)
     for i, (row, value) in enumerate(column.items()):
-        if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        if is_missing_value(value) or (isinstance(value, float) and math.isnan(value)):
             values[i] = np.nan
             continue
         try:

@@ -362,7 +362,7 @@ class ClassStatistics:
         if self._dim <= _SPARSE_MIN_DIM:
             return self._narrow_system(flat, mix, l2, first)
         # wide: the d^2 wasted entries of the narrow way would cost a pass; use s^j
-        rhs = self._buffer[0, first : self._dim, :] @ mix[1:].T  # R[:, q] = sum_j mix[1+q, j] s^j
+        rhs = self.sums(first) @ mix[1:].T  # R[:, q] = sum_j mix[1+q, j] s^j
         return self.matrix(mix[0], l2, first), rhs
 
     def _narrow_system(self, flat: np.ndarray, mix: np.ndarray, l2: float, first: int):

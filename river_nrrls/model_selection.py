@@ -35,14 +35,6 @@ def _check_block(block: typing.Any) -> int:
     return int(block)
 
 
-def _check_label(label: typing.Hashable) -> None:
-    try:
-        hash(label)
-    except TypeError as error:
-        raise TypeError(f"the label {label!r} is not hashable") from error
-    check_label(label)  # a missing label (None, NaN, pd.NA) is no class: ValueError
-
-
 class PolynomialOrderSelector(base.Classifier):
     """Choose the polynomial order r online: one pipeline per order, raced on prequential G-mean.
 
@@ -239,7 +231,7 @@ class PolynomialOrderSelector(base.Classifier):
 
         """
         weight = check_real("w", w, low=0.0)
-        _check_label(y)
+        check_label(y)  # unhashable: TypeError; missing (None, NaN, pd.NA): ValueError
         use_labels = self._metric.requires_labels
         scorers = self.pipelines
         if self._block > 1:

@@ -8,11 +8,10 @@ import math
 import typing
 
 import numpy as np
-import pandas as pd
 from river import base, compose
 
 from ._checks import LiveParameters, check_real, label_sign
-from ._index import FeatureIndex
+from ._index import FeatureIndex, is_missing_value
 from ._linear import binary_proba, exact_dot, weights_at, with_capacity
 
 __all__ = ["OCSCA"]
@@ -331,9 +330,9 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
     def _base_input(x: dict, as_given: bool) -> dict:
         """``x`` as shown to f0: as given, without its missing values (None, ``pd.NA``)
         (``as_given``: x has none, as the encoding found)."""
-        if as_given or not any(value is None or value is pd.NA for value in x.values()):
+        if as_given or not any(map(is_missing_value, x.values())):
             return x
-        return {name: value for name, value in x.items() if not (value is None or value is pd.NA)}
+        return {name: value for name, value in x.items() if not is_missing_value(value)}
 
     def _base_score(self, x: dict, kwargs: dict) -> float:
         """f0(x) on the hinge scale (0 while the base model has no output)."""
