@@ -26,7 +26,7 @@ import platform
 import sys
 from pathlib import Path
 
-from speed import make_stream, table
+from speed import make_stream, table, uniform_classes_stream
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 
@@ -42,12 +42,9 @@ def _pair():
 
 
 def _stream(n: int, d: int, seed: int, n_classes: int):
-    import numpy as np
-
-    rows, labels = make_stream(n, d, seed=seed)
     if n_classes > 2:
-        labels = np.random.default_rng(seed).integers(n_classes, size=n).tolist()
-    return rows, labels
+        return uniform_classes_stream(n, d, n_classes, seed, seed)
+    return make_stream(n, d, seed=seed)
 
 
 def _precision(solver) -> str:

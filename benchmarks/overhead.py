@@ -37,7 +37,7 @@ import time
 import timeit
 from pathlib import Path
 
-from speed import make_stream, table
+from speed import make_stream, table, uniform_classes_stream
 
 RESULTS = Path(__file__).parent / "results" / "overhead.md"
 
@@ -211,15 +211,12 @@ def precision_steps(widths=(256, 512), repeats: int = 3) -> list:
 
 
 def class_threshold(widths=(32, 48, 64, 96), classes=(5, 20), repeats: int = 3) -> list:
-    import numpy as np
-
     from river_nrrls import NRRLS
 
     out = []
     for n_classes in classes:
         for d in widths:
-            rows, _ = make_stream(2150, d, seed=d + n_classes)
-            labels = np.random.default_rng(n_classes).integers(n_classes, size=2150).tolist()
+            rows, labels = uniform_classes_stream(2150, d, n_classes, d + n_classes, n_classes)
             models = {}
             for name, min_dim in (("per class", 1), ("batched", 10**9)):
                 model = NRRLS()

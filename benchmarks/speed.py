@@ -51,6 +51,16 @@ def make_stream(n: int, d: int, seed: int = 0, positives: float = 0.1, n_classes
     return rows, labels
 
 
+def uniform_classes_stream(n: int, d: int, n_classes: int, seed: int, label_seed: int):
+    """The inputs of `make_stream` (``seed``) with uniform random labels of ``n_classes``
+    classes (``label_seed``): every class present, independently of the inputs."""
+    import numpy as np
+
+    rows, _ = make_stream(n, d, seed=seed)
+    labels = np.random.default_rng(label_seed).integers(n_classes, size=n).tolist()
+    return rows, labels
+
+
 def one_hot_stream(n: int, n_features: int, k: int = 20, seed: int = 0):
     """k categorical variables with n_features / k levels each, one-hot (river's OneHotEncoder
     output): k non-zeros out of n_features."""
@@ -182,9 +192,7 @@ def section_classes(quick: bool, repeats: int) -> list:
     out = []
     for n_classes in (2, 20, 100) if quick else (2, 20, 100, 500):
         n_timed = 50 if quick else (300 if n_classes <= 20 else 100)
-        rows, _ = make_stream(2000 + n_timed, 20, seed=n_classes)
-        rng = __import__("numpy").random.default_rng(n_classes)
-        labels = rng.integers(n_classes, size=len(rows)).tolist()  # every class present
+        rows, labels = uniform_classes_stream(2000 + n_timed, 20, n_classes, n_classes, n_classes)
         warm, timed = (rows[:2000], labels[:2000]), (rows[2000:], labels[2000:])
         from river import linear_model, multiclass
 
@@ -209,9 +217,7 @@ def section_wide_classes(quick: bool, repeats: int) -> list:
     n_warm, n_timed = (300, 30) if quick else (1500, 150)
     out = []
     for n_classes in (3,) if quick else (3, 5, 10):
-        rows, _ = make_stream(n_warm + n_timed, d, seed=n_classes)
-        rng = __import__("numpy").random.default_rng(n_classes)
-        labels = rng.integers(n_classes, size=len(rows)).tolist()  # every class present
+        rows, labels = uniform_classes_stream(n_warm + n_timed, d, n_classes, n_classes, n_classes)
         warm, timed = (rows[:n_warm], labels[:n_warm]), (rows[n_warm:], labels[n_warm:])
         models = {
             "NRRLS": _nrrls(),
