@@ -170,9 +170,12 @@ def check_paired(X: pd.DataFrame, y: pd.Series) -> None:
     another row's label.
 
     """
-    if len(X) != len(y) or X.index.equals(y.index) or not X.index.is_unique:
+    index = getattr(y, "index", None)
+    if not isinstance(index, pd.Index):  # a list, tuple or numpy array: paired by position
         return
-    if set(X.index) == set(y.index):
+    if len(X) != len(y) or X.index.equals(index) or not X.index.is_unique:
+        return
+    if set(X.index) == set(index):
         raise ValueError(
             "y holds the rows of X in another order (the same index labels): rows are paired "
             "by position, so align it first (y.loc[X.index])"

@@ -513,6 +513,18 @@ def test_learn_many_pairs_rows_by_position_and_refuses_a_reordered_y():
     aligned.learn_many(X, y.loc[[13, 12, 11, 10]].loc[X.index])  # aligned first: accepted
 
 
+@pytest.mark.parametrize("as_labels", [list, tuple, np.array], ids=["list", "tuple", "ndarray"])
+def test_learn_many_takes_labels_without_an_index(as_labels):
+    """A list, tuple or numpy array of labels has no index: paired by position, like a
+    RangeIndex Series (the pairing check must not ask it for one)."""
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0]}, index=[10, 11, 12, 13])
+    labels = [True, True, False, False]
+    as_series, as_given = NRRLS(), NRRLS()
+    as_series.learn_many(X, pd.Series(labels))
+    as_given.learn_many(X, as_labels(labels))
+    assert as_given.weights == as_series.weights
+
+
 @pytest.mark.parametrize(
     ("params", "culprit"),
     [
