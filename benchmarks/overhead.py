@@ -236,6 +236,16 @@ def class_threshold(widths=(32, 48, 64, 96), classes=(5, 20), repeats: int = 3) 
     return out
 
 
+def publish(parts: list, quick: bool, path: Path) -> int:
+    """Print the report made of ``parts``; write it to ``path`` unless ``quick``."""
+    report = "\n\n".join(parts) + "\n"
+    print(report)
+    if not quick:
+        path.write_text(report)
+        print(f"written to {path}", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
     global REPEATS
     import numpy as np
@@ -309,13 +319,7 @@ def main(argv=None) -> int:
             class_threshold((48, 64), (5,), repeats=1) if quick else class_threshold(),
         )
     )
-    report = "\n\n".join(parts) + "\n"
-    print(report)
-    if quick:
-        return 0
-    RESULTS.write_text(report)
-    print(f"written to {RESULTS}", file=sys.stderr)
-    return 0
+    return publish(parts, quick, RESULTS)
 
 
 if __name__ == "__main__":

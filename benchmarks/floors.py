@@ -1,0 +1,316 @@
+"""How low a Python implementation of NR-RLS's step can go: two floors, one BLAS thread.
+
+Run:  python benchmarks/floors.py            (under a minute; writes benchmarks/results/floors.md)
+      python benchmarks/floors.py --quick    (fewer repeats, prints only: a smoke test)
+
+1. At d = 22 (the direct path), the bare arithmetic of the two-class step (`_BareStep`: the same
+   BLAS and LAPACK calls as NR-RLS, without any validation, feature growth or river API) against
+   NR-RLS and river's ``LogisticRegression`` on the same 400 prequential steps, taking turns:
+   how close to river's speed a Python implementation of the direct solve can come at all. The
+   bare step must predict what NR-RLS predicts (checked).
+2. At d = 512 (the stale-factor path), the BLAS kernels a step calls (`_Kernels`), each timed
+   alone and weighted by its calls per step, then all of them in a step's order with nothing
+   else, against NR-RLS's and river's ``LogisticRegression``'s steps on the same 600 samples:
+   what the step costs without any Python around it.
+
+Best of several repeats, microseconds; the machine is shared, so read the ratios within a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import platform
+import sys
+import time
+import timeit
+from pathlib import Path
+
+from overhead import _prequential, _warmed, publish
+from speed import make_stream, table
+
+RESULTS = Path(__file__).parent / "results" / "floors.md"
+
+REPEATS = 7  # timeit repeats (--quick: 2)
+
+
+def _best_us(call, number: int) -> float:
+    return min(timeit.repeat(call, number=number, repeat=REPEATS)) / number * 1e6
+
+
+class _BareStep:
+    """The arithmetic of NR-RLS's narrow two-class step and nothing else: the measure of how far
+    down a Python implementation of the direct path can go (benchmark only, not the package).
+
+    The same math as `NRRLS()` with its defaults (TER weights, intercept, tau = 0, l2 = 1e-4):
+    the augmented scatters [1, x][1, x]^T of the two classes side by side, M and r from ONE
+    BLAS product with them, one LAPACK ``dposv``, the score w . [1, x], and a rank-1 update for
+    the learn, with the encoded vector reused when ``learn_one`` follows ``predict_one`` on the
+    same values. No validation of any kind (types, finiteness, ranges, labels, shapes), no
+    feature growth, no class beyond two, no river API beyond the two methods.
+
+    """
+
+    def __init__(self, features: list, l2: float = 1e-4):
+        import numpy as np
+
+        self.size = len(features) + 1  # D = d + 1 (the constant column first)
+        self.scatters = np.zeros((self.size, self.size, 2), order="F")  # one per class
+        self.combined = np.zeros((self.size**2, 2), order="F")
+        self.mix = np.zeros((2, 2))
+        self.l2 = l2
+        self.labels: list = []
+        self.weights = None
+        self.last = None
+
+    def _vector(self, x: dict):
+        import numpy as np
+
+        keys, values = tuple(x), tuple(x.values())
+        last = self.last
+        if last is not None and last[0] == keys and last[1] == values:
+            return last[2]
+        vector = np.fromiter((1.0, *values), float, self.size)
+        self.last = (keys, values, vector)
+        return vector
+
+    def predict_one(self, x: dict):
+        from scipy.linalg import blas, lapack
+
+        vector = self._vector(x)
+        if self.weights is None:
+            n_0, n_1 = self.scatters[0, 0, 0], self.scatters[0, 0, 1]
+            w_0, w_1 = 1.0 / n_0, 1.0 / n_1  # 1/n^0, 1/n^1
+            mix = self.mix
+            mix[0, 0], mix[0, 1], mix[1, 0], mix[1, 1] = w_0, w_1, w_0, -w_1
+            # column 0: M = w_0 A^0 + w_1 A^1; column 1: w_0 A^0 - w_1 A^1, whose row 0 is r
+            # (the scatters' upper triangles are kept: their row 0 is [n^c, s^c])
+            size = self.size
+            stacked = self.scatters.reshape(size * size, 2, order="F")  # a view (not kept: a
+            # copy of the model would keep a view of the original's scatters)
+            blas.dgemm(1.0, stacked, mix.T, 0.0, self.combined, 0, 0, 1)
+            matrix = self.combined[:, 0].reshape(size, size, order="F")
+            matrix.ravel(order="F")[:: size + 1] += self.l2
+            rhs = self.combined[::size, 1].copy()  # row 0 of column 1, r = w_0 s^0 - w_1 s^1
+            _, self.weights, _ = lapack.dposv(matrix, rhs, 0, 1)
+        return self.labels[0 if blas.ddot(self.weights, vector) >= 0.0 else 1]
+
+    def learn_one(self, x: dict, y) -> None:
+        from scipy.linalg import blas
+
+        vector = self._vector(x)
+        if y not in self.labels:
+            self.labels.append(y)
+        slot = self.labels.index(y)
+        blas.dsyr(1.0, vector, 0, 1, 0, self.size, self.scatters[:, :, slot], 1)
+        self.weights = None
+
+
+def narrow_floor(repeats: int = 7) -> list:
+    """NR-RLS, the bare arithmetic of its step (`_BareStep`) and river's LogisticRegression on
+    the same 400 prequential steps at d = 22 after 1,000 samples, taking turns; one BLAS
+    thread. The bare step must predict what NR-RLS predicts (checked)."""
+    from river import linear_model
+
+    from river_nrrls import NRRLS
+    from river_nrrls._solver import SystemSolver
+
+    rows, labels = make_stream(1400, 22, seed=22)
+    models = {
+        "NRRLS, predict_one + learn_one": NRRLS(),
+        "the same arithmetic alone (_BareStep: no validation)": _BareStep(list(rows[0])),
+        "river LogisticRegression, predict_one + learn_one": linear_model.LogisticRegression(),
+    }
+    for model in models.values():
+        for x, y in zip(rows[:1000], labels[:1000]):
+            model.learn_one(x, y)
+    predictions = {}
+    best = dict.fromkeys(models, float("inf"))
+    with SystemSolver.blas_threads(10**9):
+        for _ in range(repeats):
+            for name, model in models.items():
+                run = copy.deepcopy(model)
+                predict, learn, said = run.predict_one, run.learn_one, []
+                start = time.perf_counter()
+                for x, y in zip(rows[1000:], labels[1000:]):
+                    said.append(predict(x))
+                    learn(x, y)
+                best[name] = min(best[name], (time.perf_counter() - start) / 400 * 1e6)
+                predictions[name] = said
+    nrrls, bare, lr = models
+    if predictions[bare] != predictions[nrrls]:
+        raise AssertionError("the bare step does not predict what NRRLS predicts")
+    return [[name, f"{us:.1f}", f"{us / best[lr]:.2f}x"] for name, us in best.items()]
+
+
+def wide_floor(repeats: int = 3) -> list:
+    """The BLAS kernels of NR-RLS's stale-factor step at d = 512 (one BLAS thread), each timed
+    alone and times its calls per step (k: the CG iterations per step NR-RLS needs on the same
+    steps), then all of them in a step's order with nothing else (`_Kernels.step`), against
+    NR-RLS's and river's LogisticRegression's steps on the same 600 samples, taking turns."""
+    from river import linear_model
+
+    from river_nrrls._solver import SystemSolver
+
+    model, rows, labels = _warmed(512, 1024, seed=512)
+    lr = linear_model.LogisticRegression()
+    warm_rows, warm_labels = make_stream(1024 + 600, 512, seed=512)  # _warmed's stream
+    for x, y in zip(warm_rows[:1024], warm_labels[:1024]):
+        lr.learn_one(x, y)
+    _, run = _prequential(model, rows, labels)  # the iterations, and a P^-1 as NR-RLS keeps it
+    counters = run._solver.counters
+    iterations = counters["iterations"] / max(1, counters["stale"])
+    kernels = _Kernels(run, iterations)
+    best = {"NRRLS": float("inf"), "kernels": float("inf"), "LR": float("inf")}
+    with SystemSolver.blas_threads(10**9):
+        for _ in range(repeats):
+            for name in best:
+                if name == "NRRLS":
+                    best[name] = min(best[name], _prequential(model, rows, labels)[0])
+                    continue
+                step = kernels.step if name == "kernels" else _lr_step(copy.deepcopy(lr))
+                start = time.perf_counter()
+                for x, y in zip(rows, labels):
+                    step(x, y)
+                best[name] = min(best[name], (time.perf_counter() - start) / len(rows) * 1e6)
+        out = []
+        for name, calls, call in kernels.parts():
+            us = _best_us(call, 300)
+            out.append([name, f"{calls:.2f}", f"{us:.1f}", f"{calls * us:.0f}"])
+    total = sum(float(row[3]) for row in out)
+    lr_us = best["LR"]
+    out.append(["sum of the above", "", "", f"{total:.0f} ({total / lr_us:.2f}x LR)"])
+    for name, label in (
+        ("kernels", "the same kernels in a step's order, nothing else"),
+        ("NRRLS", "NRRLS, predict_one + learn_one"),
+    ):
+        out.append([label, "", "", f"{best[name]:.0f} ({best[name] / lr_us:.2f}x LR)"])
+    out.append(["river LogisticRegression, predict_one + learn_one", "", "", f"{lr_us:.0f}"])
+    return out
+
+
+def _lr_step(model):
+    def step(x, y):
+        model.predict_one(x)
+        model.learn_one(x, y)
+
+    return step
+
+
+class _Kernels:
+    """The BLAS kernels of a stale-factor step, on copies of a run's arrays (benchmark only):
+    the dict to a vector, the assembly of M, 1 + k products with M (the initial residual and
+    one per CG iteration) and k + 1 with P^-1 (the preconditioned residuals, each with its
+    conversions to and from single precision), the Sherman-Morrison update of P^-1 (a product
+    and a rank-1 update) and the rank-1 update of a class scatter. A fractional k alternates
+    between its floor and ceiling so that the mean is k."""
+
+    def __init__(self, run, iterations: float):
+        import numpy as np
+
+        stats = run._stats
+        self.flat = stats.stacked().copy(order="F")
+        self.size = stats.dim
+        self.mix = np.array((0.01, 0.1))
+        self.matrix = np.asfortranarray(stats.matrix(self.mix, 1e-4, 0))
+        self.inverse = run._solver.stale.inverse.copy(order="F")  # single where accurate
+        self.scatter = np.asfortranarray(self.matrix.copy())
+        self.vector = np.random.default_rng(0).random(self.size)
+        self.iterations = iterations
+        self.done = 0.0  # iterations run so far, against steps * k
+        self.steps = 0
+        self.dtype = self.inverse.dtype
+        names = {"f": ("ssymv", "ssyr"), "d": ("dsymv", "dsyr")}[self.dtype.char]
+        from scipy.linalg import blas
+
+        self.product, self.update = (getattr(blas, name) for name in names)
+
+    def _precondition(self, vector):
+        return self.product(1.0, self.inverse, vector.astype(self.dtype)).astype(float)
+
+    def step(self, x: dict, y) -> None:
+        import numpy as np
+        from scipy.linalg import blas
+
+        np.fromiter(x.values(), float, len(x))
+        matrix = (self.flat @ self.mix).reshape(self.size, self.size, order="F")
+        vector = self.vector
+        blas.dsymv(1.0, matrix, vector)
+        self._precondition(vector)
+        self.steps += 1
+        count = int(self.steps * self.iterations - self.done)
+        self.done += count
+        for _ in range(count):
+            blas.dsymv(1.0, matrix, vector)
+            self._precondition(vector)
+        narrow = vector.astype(self.dtype)
+        self.product(1.0, self.inverse, narrow)
+        self.update(-1e-12, narrow, 0, 1, 0, len(narrow), self.inverse, 1)
+        blas.dsyr(1e-12, vector, 0, 1, 0, self.size, self.scatter, 1)
+
+    def parts(self):
+        import numpy as np
+        from scipy.linalg import blas
+
+        x = {f"x{j}": 0.5 for j in range(self.size - 1)}
+        narrow = self.vector.astype(self.dtype)
+        kind = {"f": "single", "d": "double"}[self.dtype.char]
+        return [
+            ("dict to vector (numpy.fromiter)", 1, lambda: np.fromiter(x.values(), float, len(x))),
+            ("assemble M (one product with the stacked scatters)", 1, lambda: self.flat @ self.mix),
+            (
+                "product with M (dsymv)",
+                1 + self.iterations,
+                lambda: blas.dsymv(1.0, self.matrix, self.vector),
+            ),
+            (
+                f"product with P^-1 ({kind}, conversions included)",
+                2 + self.iterations,
+                lambda: self._precondition(self.vector),
+            ),
+            (
+                f"rank-1 update of P^-1 ({kind})",
+                1,
+                lambda: self.update(-1e-12, narrow, 0, 1, 0, len(narrow), self.inverse, 1),
+            ),
+            (
+                "rank-1 update of a class scatter (dsyr)",
+                1,
+                lambda: blas.dsyr(1e-12, self.vector, 0, 1, 0, self.size, self.scatter, 1),
+            ),
+        ]
+
+
+def main(argv=None) -> int:
+    global REPEATS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, no results file")
+    quick = parser.parse_args(argv).quick
+    REPEATS = 2 if quick else REPEATS
+
+    import numpy as np
+    import river
+
+    header = (
+        "# How low a Python step can go\n\nCommand: `python benchmarks/floors.py`. "
+        f"Python {platform.python_version()}, numpy {np.__version__}, river {river.__version__}, "
+        f"{platform.machine()}, shared machine: compare within a table. Best of several repeats, "
+        "microseconds."
+    )
+    parts = [header]
+    parts.append(
+        "## The narrow step: NR-RLS against its bare arithmetic, 400 prequential steps at "
+        "d = 22 after 1,000 samples, one BLAS thread\n\n"
+        + table(["step", "us", "vs LR"], narrow_floor(2 if quick else 7))
+    )
+    parts.append(
+        "## The wide step: the BLAS kernels of a stale-factor step at d = 512, each timed "
+        "alone, times its calls per step (k = NR-RLS's CG iterations per step on the same 600 "
+        "steps), then in a step's order, one BLAS thread\n\n"
+        + table(["kernel", "calls / step", "us / call", "us / step"], wide_floor(1 if quick else 3))
+    )
+    return publish(parts, quick, RESULTS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
