@@ -23,19 +23,13 @@ import copy
 import platform
 import sys
 import time
-import timeit
 from pathlib import Path
 
-from overhead import _prequential, _warmed, publish
+import overhead
+from overhead import _PRECISIONS, _best_us, _prequential, publish
 from speed import make_stream, table
 
 RESULTS = Path(__file__).parent / "results" / "floors.md"
-
-REPEATS = 7  # timeit repeats (--quick: 2)
-
-
-def _best_us(call, number: int) -> float:
-    return min(timeit.repeat(call, number=number, repeat=REPEATS)) / number * 1e6
 
 
 class _BareStep:
@@ -150,13 +144,15 @@ def wide_floor(repeats: int = 3) -> list:
     NR-RLS's and river's LogisticRegression's steps on the same 600 samples, taking turns."""
     from river import linear_model
 
+    from river_nrrls import NRRLS
     from river_nrrls._solver import SystemSolver
 
-    model, rows, labels = _warmed(512, 1024, seed=512)
-    lr = linear_model.LogisticRegression()
-    warm_rows, warm_labels = make_stream(1024 + 600, 512, seed=512)  # _warmed's stream
-    for x, y in zip(warm_rows[:1024], warm_labels[:1024]):
-        lr.learn_one(x, y)
+    rows, labels = make_stream(1024 + 600, 512, seed=512)
+    model, lr = NRRLS(), linear_model.LogisticRegression()
+    for warmed in (model, lr):
+        for x, y in zip(rows[:1024], labels[:1024]):
+            warmed.learn_one(x, y)
+    rows, labels = rows[1024:], labels[1024:]
     _, run = _prequential(model, rows, labels)  # the iterations, and a P^-1 as NR-RLS keeps it
     counters = run._solver.counters
     iterations = counters["iterations"] / max(1, counters["stale"])
@@ -208,6 +204,8 @@ class _Kernels:
     def __init__(self, run, iterations: float):
         import numpy as np
 
+        from river_nrrls import _solver
+
         stats = run._stats
         self.flat = stats.stacked().copy(order="F")
         self.size = stats.dim
@@ -220,10 +218,8 @@ class _Kernels:
         self.done = 0.0  # iterations run so far, against steps * k
         self.steps = 0
         self.dtype = self.inverse.dtype
-        names = {"f": ("ssymv", "ssyr"), "d": ("dsymv", "dsyr")}[self.dtype.char]
-        from scipy.linalg import blas
-
-        self.product, self.update = (getattr(blas, name) for name in names)
+        # P^-1's symmetric product and rank-1 update, as the solver picks them by its dtype
+        self.product, self.update, _ = _solver._KERNELS[self.dtype.char]
 
     def _precondition(self, vector):
         return self.product(1.0, self.inverse, vector.astype(self.dtype)).astype(float)
@@ -254,7 +250,7 @@ class _Kernels:
 
         x = {f"x{j}": 0.5 for j in range(self.size - 1)}
         narrow = self.vector.astype(self.dtype)
-        kind = {"f": "single", "d": "double"}[self.dtype.char]
+        kind = _PRECISIONS[self.dtype.char]
         return [
             ("dict to vector (numpy.fromiter)", 1, lambda: np.fromiter(x.values(), float, len(x))),
             ("assemble M (one product with the stacked scatters)", 1, lambda: self.flat @ self.mix),
@@ -282,11 +278,11 @@ class _Kernels:
 
 
 def main(argv=None) -> int:
-    global REPEATS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, no results file")
     quick = parser.parse_args(argv).quick
-    REPEATS = 2 if quick else REPEATS
+    if quick:
+        overhead.REPEATS = 2  # the timeit repeats of _best_us
 
     import numpy as np
     import river
