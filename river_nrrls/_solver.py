@@ -215,10 +215,26 @@ def _solve_spd_fallback(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         # are cut relative to the largest one, so on the raw M (columns whose scales differ
         # by 1e100, say) the cut would drop whole well-determined columns, not only the
         # dependent directions.
-        solution = np.linalg.lstsq(scaled, scaled_rhs, rcond=None)[0]
+        solution = _least_squares(scaled, scaled_rhs)
         if np.isfinite(solution).all():
             return solution * (scale[:, None] if rhs.ndim == 2 else scale)  # w = D z
-    return np.linalg.lstsq(matrix, rhs, rcond=None)[0]
+    return _least_squares(matrix, rhs)
+
+
+def _least_squares(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Minimum-norm least-squares solution, singular values below eps * d * the largest cut.
+
+    numpy's SVD driver (LAPACK ``gelsd``) iterates and can stop without converging on a
+    finite, numerically singular matrix ("SVD did not converge"); the complete orthogonal
+    factorisation of ``gelsy`` (QR with column pivoting, no iteration) then gives the same
+    minimum-norm solution with the same cut.
+
+    """
+    cut = np.finfo(float).eps * max(matrix.shape)
+    try:
+        return np.linalg.lstsq(matrix, rhs, rcond=cut)[0]
+    except np.linalg.LinAlgError:
+        return scipy.linalg.lstsq(matrix, rhs, cond=cut, lapack_driver="gelsy")[0]
 
 
 class _StaleFactor:
@@ -494,13 +510,19 @@ class SystemSolver:
         # M_k = w_k A^k + w_rest (T - A^k) + b I = (w_k - w_rest) A^k + w_rest T + b I
         matrices = scatters * (pos - rest)[:, None, None]
         matrices += rest[:, None, None] * total
-        diagonal = np.arange(dim - first)
-        matrices[:, diagonal, diagonal] += self.l2
         # r_k = (tau + eta) w_k s^k + (tau - eta) w_rest (S - s^k), S = sum_j s^j: O(C d)
         sums = stats.sums(first).T  # row k: s^k
         target_pos, target_rest = self.tau + self.eta, self.tau - self.eta
         rhs = sums * (target_pos * pos - target_rest * rest)[:, None]
         rhs += (target_rest * rest)[:, None] * sums.sum(axis=0)
+        # A class heavier than its rest (w_k < w_rest; at most one) would get its small rest
+        # as T - A^k, whose digits cancel: its A^rest and s^rest are summed directly instead.
+        for k in np.flatnonzero(pos < rest).tolist():
+            others = np.arange(len(pos)) != k
+            matrices[k] = pos[k] * scatters[k] + rest[k] * scatters[others].sum(axis=0)
+            rhs[k] = target_pos * pos[k] * sums[k] + target_rest * rest[k] * sums[others].sum(0)
+        diagonal = np.arange(dim - first)
+        matrices[:, diagonal, diagonal] += self.l2
         self.counters["direct"] += 1
         if self.l2 > 0.0:
             try:

@@ -206,6 +206,70 @@ def test_many_classes_batched_solve_is_exact():
                 assert_model_matches(model, ref, [x], RTOL)
 
 
+@pytest.mark.parametrize("heavy", [1e8, 1e16, 1e30])
+def test_batched_solve_with_a_class_far_heavier_than_its_rest(heavy):
+    """Reweighted multiclass at a small d (one batched direct solve): a class whose mass is
+    ``heavy`` times the others' has w_k = 1/n^k far below w_rest. Its M_k written as
+    (w_k - w_rest) A^k + w_rest T cancels the digits of the rest (1e12: 7e-6 off, 1e16: 0.07,
+    1e20: weights exactly 0, before the fix); its rest is summed directly."""
+    rng = np.random.default_rng(0)
+    rows, labels, weights = [], [], []
+    for i in range(60):
+        label = "abc"[i % 3]
+        x = {f"f{j}": float(v) for j, v in enumerate(rng.normal(size=5))}
+        x["f0"] += "abc".index(label)
+        rows.append(x)
+        labels.append(label)
+        weights.append(heavy if label == "a" and i % 2 == 0 else 1.0)
+    for params in ({}, {"tau": 0.4, "intercept": False}):
+        model = NRRLS(**params)
+        for i, (x, y, w) in enumerate(zip(rows, labels, weights)):
+            model.learn_one(x, y, w=w)
+            if i >= 3 and i % 5 == 0 or i == len(rows) - 1:
+                ref = TERReference(rows[: i + 1], labels[: i + 1], **params,
+                                   sample_weights=weights[: i + 1])
+                assert_model_matches(model, ref, [x], RTOL)
+        assert model._solver.counters["stale"] == 0  # the batched direct path
+
+
+def test_least_squares_fallback_when_the_svd_does_not_converge(monkeypatch):
+    """numpy's least squares (LAPACK gelsd) can raise "SVD did not converge" on a finite,
+    numerically singular M (a fuzzed rank-deficient stream at d = 150 with b = 0 did, from
+    predict_one): the fallback then takes gelsy's minimum-norm solution, which is gelsd's."""
+    rng = np.random.default_rng(3)
+    basis = rng.normal(size=(3, 6))
+    rows = [{f"x{j}": float(v) for j, v in enumerate(rng.normal(size=3) @ basis)}
+            for _ in range(40)]
+    labels = [bool(v) for v in rng.random(40) < 0.3]
+    model = NRRLS(l2=0.0)
+    for x, y in zip(rows, labels):
+        model.learn_one(x, y)
+    svd_model = copy.deepcopy(model)
+    calls = []
+    lstsq = np.linalg.lstsq
+
+    def counted(*args, **kwargs):
+        calls.append(args[0].shape)
+        return lstsq(*args, **kwargs)
+
+    monkeypatch.setattr(np.linalg, "lstsq", counted)
+    expected = svd_model.decision_one(rows[0])
+    assert calls  # rank 4 of 7 columns: Cholesky fails, least squares runs
+
+    def failing(*args, **kwargs):
+        raise np.linalg.LinAlgError("SVD did not converge in Linear Least Squares")
+
+    monkeypatch.setattr(np.linalg, "lstsq", failing)
+    decision = model.decision_one(rows[0])
+    monkeypatch.undo()
+    for label in expected:
+        assert decision[label] == pytest.approx(expected[label], rel=1e-9, abs=1e-12)
+    ref = TERReference(rows, labels, l2=0.0)
+    for row, (M, r) in zip(model_matrix(model.weights, model.intercepts, ref), ref.systems):
+        # every equation of the singular system holds
+        assert np.abs(M @ row - r).max() <= 1e-9 * np.abs(M).max() * np.abs(row).max()
+
+
 def test_pickle_copy_and_clone_in_the_middle_of_a_stale_factor_run():
     rows, labels = _stream(140, 12, seed=8)
     model = _forced()
