@@ -1,17 +1,19 @@
-"""How low a Python implementation of NR-RLS's step can go: two floors, one BLAS thread.
+"""How low NR-RLS's step can go, and where compiled code took it: two floors, one BLAS thread.
 
 Run:  python benchmarks/floors.py            (under a minute; writes benchmarks/results/floors.md)
       python benchmarks/floors.py --quick    (fewer repeats, prints only: a smoke test)
 
-1. At d = 22 (the direct path), the bare arithmetic of the two-class step (`_BareStep`: the same
-   BLAS and LAPACK calls as NR-RLS, without any validation, feature growth or river API) against
-   NR-RLS and river's ``LogisticRegression`` on the same 400 prequential steps, taking turns:
-   how close to river's speed a Python implementation of the direct solve can come at all. The
-   bare step must predict what NR-RLS predicts (checked).
-2. At d = 512 (the stale-factor path), the BLAS kernels a step calls (`_Kernels`), each timed
-   alone and weighted by its calls per step, then all of them in a step's order with nothing
-   else, against NR-RLS's and river's ``LogisticRegression``'s steps on the same 600 samples:
-   what the step costs without any Python around it.
+1. At d = 22 (the direct path), the bare arithmetic of the two-class step in Python calls
+   (`_BareStep`: the same BLAS and LAPACK calls as NR-RLS's Python path, without any
+   validation, feature growth or river API) against NR-RLS (its compiled kernels,
+   ``river_nrrls/_kernels.c``), NR-RLS on its Python paths (the kernels switched off) and
+   river's ``LogisticRegression`` on the same 400 prequential steps, taking turns: how close to
+   river's speed a Python implementation of the direct solve can come at all, and what the
+   kernels bring. Every NR-RLS variant and the bare step must predict the same (checked).
+2. At d = 512 (the stale-factor path), the kernels a step calls (`_Kernels`), each timed alone
+   and weighted by its calls per step, then all of them in a step's order with nothing else,
+   against NR-RLS's and river's ``LogisticRegression``'s steps on the same 600 samples: what
+   the step costs without any Python around it.
 
 Best of several repeats, microseconds; the machine is shared, so read the ratios within a table.
 """
@@ -19,6 +21,7 @@ Best of several repeats, microseconds; the machine is shared, so read the ratios
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import platform
 import sys
@@ -100,19 +103,38 @@ class _BareStep:
         self.weights = None
 
 
+@contextlib.contextmanager
+def python_paths():
+    """NR-RLS with its compiled kernels switched off (``river_nrrls._native``): the Python
+    paths that a machine without a C compiler takes."""
+    from river_nrrls import _native
+
+    saved = {name: getattr(_native, name) for name in _native.__all__}
+    for name in saved:
+        setattr(_native, name, None)
+    try:
+        yield
+    finally:
+        for name, kernel in saved.items():
+            setattr(_native, name, kernel)
+
+
 def narrow_floor(repeats: int = 7) -> list:
-    """NR-RLS, the bare arithmetic of its step (`_BareStep`) and river's LogisticRegression on
-    the same 400 prequential steps at d = 22 after 1,000 samples, taking turns; one BLAS
-    thread. The bare step must predict what NR-RLS predicts (checked)."""
+    """NR-RLS (compiled kernels), NR-RLS on its Python paths, the bare arithmetic of its step in
+    Python calls (`_BareStep`) and river's LogisticRegression on the same 400 prequential steps
+    at d = 22 after 1,000 samples, taking turns; one BLAS thread. All but LR must predict the
+    same (checked)."""
     from river import linear_model
 
     from river_nrrls import NRRLS
     from river_nrrls._solver import SystemSolver
 
     rows, labels = make_stream(1400, 22, seed=22)
+    python = "NRRLS on its Python paths (kernels off)"
     models = {
         "NRRLS, predict_one + learn_one": NRRLS(),
-        "the same arithmetic alone (_BareStep: no validation)": _BareStep(list(rows[0])),
+        python: NRRLS(),
+        "the arithmetic alone in Python calls (_BareStep: no validation)": _BareStep(list(rows[0])),
         "river LogisticRegression, predict_one + learn_one": linear_model.LogisticRegression(),
     }
     for model in models.values():
@@ -125,15 +147,16 @@ def narrow_floor(repeats: int = 7) -> list:
             for name, model in models.items():
                 run = copy.deepcopy(model)
                 predict, learn, said = run.predict_one, run.learn_one, []
-                start = time.perf_counter()
-                for x, y in zip(rows[1000:], labels[1000:]):
-                    said.append(predict(x))
-                    learn(x, y)
-                best[name] = min(best[name], (time.perf_counter() - start) / 400 * 1e6)
+                with python_paths() if name == python else contextlib.nullcontext():
+                    start = time.perf_counter()
+                    for x, y in zip(rows[1000:], labels[1000:]):
+                        said.append(predict(x))
+                        learn(x, y)
+                    best[name] = min(best[name], (time.perf_counter() - start) / 400 * 1e6)
                 predictions[name] = said
-    nrrls, bare, lr = models
-    if predictions[bare] != predictions[nrrls]:
-        raise AssertionError("the bare step does not predict what NRRLS predicts")
+    *same, lr = models
+    if any(predictions[name] != predictions[same[0]] for name in same):
+        raise AssertionError("the NRRLS variants and the bare step do not predict the same")
     return [[name, f"{us:.1f}", f"{us / best[lr]:.2f}x"] for name, us in best.items()]
 
 
@@ -208,9 +231,11 @@ class _Kernels:
 
         stats = run._stats
         self.flat = stats.stacked().copy(order="F")
+        self.buffer = stats.buffer.copy(order="F")
         self.size = stats.dim
         self.mix = np.array((0.01, 0.1))
         self.matrix = np.asfortranarray(stats.matrix(self.mix, 1e-4, 0))
+        self.assembled = np.empty_like(self.matrix)
         self.inverse = run._solver.stale.inverse.copy(order="F")  # single where accurate
         self.scatter = np.asfortranarray(self.matrix.copy())
         self.vector = np.random.default_rng(0).random(self.size)
@@ -221,6 +246,17 @@ class _Kernels:
         # P^-1's symmetric product and rank-1 update, as the solver picks them by its dtype
         self.product, self.update, _ = _solver._KERNELS[self.dtype.char]
 
+    def _assemble(self):
+        """M as the solver assembles it: its upper triangle in one compiled call where the
+        kernels are built, else one product with the stacked scatters."""
+        from river_nrrls import _native
+
+        if _native.pair_matrix is None:
+            return (self.flat @ self.mix).reshape(self.size, self.size, order="F")
+        w_0, w_1 = self.mix.tolist()
+        _native.pair_matrix(self.buffer, self.size, 0, w_0, w_1, 1e-4, self.assembled)
+        return self.assembled
+
     def _precondition(self, vector):
         return self.product(1.0, self.inverse, vector.astype(self.dtype)).astype(float)
 
@@ -229,7 +265,7 @@ class _Kernels:
         from scipy.linalg import blas
 
         np.fromiter(x.values(), float, len(x))
-        matrix = (self.flat @ self.mix).reshape(self.size, self.size, order="F")
+        matrix = self._assemble()
         vector = self.vector
         blas.dsymv(1.0, matrix, vector)
         self._precondition(vector)
@@ -250,10 +286,17 @@ class _Kernels:
 
         x = {f"x{j}": 0.5 for j in range(self.size - 1)}
         narrow = self.vector.astype(self.dtype)
+        from river_nrrls import _native
+
         kind = _PRECISIONS[self.dtype.char]
+        assembly = (
+            "assemble M (one product with the stacked scatters)"
+            if _native.pair_matrix is None
+            else "assemble M's upper triangle (compiled: pair_matrix)"
+        )
         return [
             ("dict to vector (numpy.fromiter)", 1, lambda: np.fromiter(x.values(), float, len(x))),
-            ("assemble M (one product with the stacked scatters)", 1, lambda: self.flat @ self.mix),
+            (assembly, 1, self._assemble),
             (
                 "product with M (dsymv)",
                 1 + self.iterations,
@@ -288,14 +331,15 @@ def main(argv=None) -> int:
     import river
 
     header = (
-        "# How low a Python step can go\n\nCommand: `python benchmarks/floors.py`. "
+        "# How low a step can go\n\nCommand: `python benchmarks/floors.py`. "
         f"Python {platform.python_version()}, numpy {np.__version__}, river {river.__version__}, "
         f"{platform.machine()}, shared machine: compare within a table. Best of several repeats, "
         "microseconds."
     )
     parts = [header]
     parts.append(
-        "## The narrow step: NR-RLS against its bare arithmetic, 400 prequential steps at "
+        "## The narrow step: NR-RLS, its Python paths and their bare arithmetic, 400 prequential "
+        "steps at "
         "d = 22 after 1,000 samples, one BLAS thread\n\n"
         + table(["step", "us", "vs LR"], narrow_floor(2 if quick else 7))
     )

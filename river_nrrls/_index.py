@@ -26,6 +26,7 @@ import typing
 import numpy as np
 import pandas as pd
 
+from . import _native
 from ._checks import short_repr
 
 __all__ = [
@@ -462,8 +463,18 @@ class FeatureIndex:
         """
         if x.__class__ is not dict and not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
-        keys = tuple(x)
         cache = self._cache
+        if cache is not None and _native.refill is not None and cache[2] == self.size:
+            # One compiled call: x's keys are the cached ones and its values finite floats or
+            # ints (else None: the validation below): the cached vector if the values are the
+            # same, else a new one at the same columns.
+            vector = _native.refill(x, cache[0], cache[3], cache[4][0], self.offset, self.fill)
+            if vector is not None:
+                if vector is not cache[3]:
+                    self._cache = (cache[0], None, cache[2], vector, cache[4], cache[5])
+                self._last = (vector, cache[4])
+                return vector, []
+        keys = tuple(x)
         if cache is not None and cache[0] == keys and cache[2] == self.size:
             # Same features as last time: same columns. Finite real values (`_finite_reals`)
             # equal to the cached ones: the same vector (a complex equal to a cached float is

@@ -11,6 +11,10 @@ Direct (small d, and whenever the others cannot be used)
     One Cholesky factorisation and solve (LAPACK ``dposv``) per distinct matrix: Theta(d^3 / 3).
     Two classes share M, and with tau = 0 their right-hand sides are opposite (r_1 = -r_0), so a
     single right-hand side is solved and w_1 = -w_0 (exactly: negation commutes with the solve).
+    With two classes the whole solve (class weights, M, r, ``dposv``) is one compiled call
+    (``_kernels.c``'s ``pair_weights``) where the extension is built; the stale-factor path
+    then assembles M's upper triangle in one compiled call too (``pair_matrix``), half the bytes
+    of the product with the stacked scatters. Both do the arithmetic of the Python code below.
 
 Batched direct (many classes with reweighting, small d)
     Every M_k is different, and every one changes with every sample (n^rest_k moves whichever
@@ -106,6 +110,7 @@ import numpy as np
 import scipy
 from scipy.linalg import blas, lapack
 
+from . import _native
 from ._stats import ClassStatistics, symmetrize_upper
 
 __all__ = ["SystemSolver", "solve_spd"]
@@ -446,6 +451,19 @@ class SystemSolver:
             self.primed = wide  # the next wide solve builds the factors
             return self._full_width(self._solve_each(stats), dim)
         opposite = False  # r_1 = -r_0: one right-hand side for two classes
+        wide = dim - first >= self.stale_min_dim
+        pair_weights = _native.pair_weights
+        if n_classes == 2 and pair_weights is not None and not (wide and self.primed):
+            self._direct_bookkeeping(wide)
+            weights = np.empty((2, dim), order="F")
+            # The class weights, M = w_0 A^0 + w_1 A^1 + b I, r_0 and r_1 (the targets
+            # tau +- eta) and one dposv, in one compiled call
+            info = pair_weights(
+                stats.buffer, dim, first, self.reweight, self.tau, self.eta, self.l2, weights
+            )
+            if info == 0 and (self.l2 > 1e-200 or np.isfinite(weights).all()):
+                return weights
+            # not positive definite in floating point, or overflowing: the fallbacks below
         if n_classes == 2:
             # Python scalars: the two-class hot path avoids most numpy calls.
             n_0, n_1 = stats.counts.tolist()
@@ -474,15 +492,20 @@ class SystemSolver:
         else:
             matrix_mix, rhs_mix = stats.mixing(self.reweight, self.tau, self.eta)
             mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
-        matrix, rhs = stats.system(mix, self.l2, first)
-        wide = dim - first >= self.stale_min_dim
+        if wide and self.primed and n_classes == 2 and _native.pair_matrix is not None:
+            # Only M's upper triangle, all that the stale path reads (symv, potrf, its
+            # diagonal): half the bytes of the product with the stacked scatters
+            matrix = np.empty((dim - first, dim - first), order="F")
+            _native.pair_matrix(stats.buffer, dim, first, w_0, w_1, self.l2, matrix)
+            rhs = stats.right_hand_sides_of(mix, first)
+        else:
+            matrix, rhs = stats.system(mix, self.l2, first)
         if wide and self.primed:
             weights = self._solve_stale(matrix, dim, mix[0], rhs)
+        elif pair_weights is not None and n_classes == 2:  # the kernel's dposv failed above
+            weights = solve_spd(matrix, rhs, self.l2)
         else:
-            if self.stale is not None or self.class_factors is not None:
-                self.invalidate()
-            self.primed = wide  # the next wide solve builds the stale factor
-            self.counters["direct"] += 1
+            self._direct_bookkeeping(wide)
             # M is ours (freshly assembled): factorise it in place.
             _, weights, info = lapack.dposv(matrix, rhs, 0, 1)  # upper, overwrite_a
             if info != 0 or (self.l2 <= 1e-200 and not np.isfinite(weights).all()):
@@ -490,6 +513,14 @@ class SystemSolver:
         if opposite:  # tau = 0, two classes: rows w_0 and w_1 = -w_0 (exact), one BLAS call
             return self._full_width(blas.dger(1.0, _SIGNS, weights[:, 0]), dim)
         return self._full_width(weights.T, dim)
+
+    def _direct_bookkeeping(self, wide: bool) -> None:
+        """A direct solve of the shared system: any stale factor is let go, and a wide one
+        primes the next solve to build it."""
+        if self.stale is not None or self.class_factors is not None:
+            self.invalidate()
+        self.primed = wide  # the next wide solve builds the stale factor
+        self.counters["direct"] += 1
 
     def _full_width(self, weights: np.ndarray, dim: int) -> np.ndarray:
         """Rows of ``dim`` weights: the columns before ``first`` (the constant) get weight 0."""

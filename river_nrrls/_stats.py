@@ -45,6 +45,8 @@ import typing
 import numpy as np
 from scipy.linalg import blas
 
+from . import _native
+
 __all__ = ["ClassStatistics", "symmetrize_upper"]
 
 # Below this width a BLAS rank-1 update of the whole scatter is cheaper than finding the
@@ -115,6 +117,12 @@ class ClassStatistics:
             stacked = self._buffer.reshape(capacity * capacity, -1, order="F")
             self._stacked = stacked
         return stacked
+
+    @property
+    def buffer(self) -> np.ndarray:
+        """The ``(capacity, capacity, C)`` Fortran array of augmented scatters (the leading
+        ``(dim, dim)`` block of each in use, upper triangle authoritative)."""
+        return self._buffer
 
     @property
     def data(self) -> np.ndarray:
@@ -188,9 +196,8 @@ class ClassStatistics:
 
         """
         buffer = self._buffer
-        scatter = buffer[:, :, c]
         if self.forgetting != 1.0:
-            scatter *= self.forgetting  # n^c, s^c, A^c <- lambda (n^c, s^c, A^c)
+            buffer[:, :, c] *= self.forgetting  # n^c, s^c, A^c <- lambda (n^c, s^c, A^c)
         dim = self._dim
         if dim > _SPARSE_MIN_DIM:
             touched = np.flatnonzero(vector) if support is None else support
@@ -203,6 +210,10 @@ class ClassStatistics:
                 flat = buffer.reshape(-1, order="F")
                 flat[block] += np.multiply.outer(weight * values, values)
                 return
+        if _native.rank_one is not None:  # one compiled dsyr, spare capacity or not
+            _native.rank_one(buffer, c, dim, vector, weight)  # the update below
+            return
+        scatter = buffer[:, :, c]
         if scatter.shape[0] == dim:
             # [n^c, s^c; s^c, A^c] += w [1, x][1, x]^T: n^c += w, s^c += w x, A^c += w x x^T
             # (alpha, x, lower=0: upper, incx, offx, n, a, overwrite_a) by position: f2py parses
@@ -362,8 +373,11 @@ class ClassStatistics:
         if self._dim <= _SPARSE_MIN_DIM:
             return self._narrow_system(flat, mix, l2, first)
         # wide: the d^2 wasted entries of the narrow way would cost a pass; use s^j
-        rhs = self.sums(first) @ mix[1:].T  # R[:, q] = sum_j mix[1+q, j] s^j
-        return self.matrix(mix[0], l2, first), rhs
+        return self.matrix(mix[0], l2, first), self.right_hand_sides_of(mix, first)
+
+    def right_hand_sides_of(self, mix: np.ndarray, first: int) -> np.ndarray:
+        """R[:, q] = sum_j mix[1 + q, j] s^j over the columns ``first:`` (as `system` gives)."""
+        return self.sums(first) @ mix[1:].T
 
     def _narrow_system(self, flat: np.ndarray, mix: np.ndarray, l2: float, first: int):
         """`system` for narrow widths, into a workspace kept between calls: one product, one

@@ -12,6 +12,7 @@ import pandas as pd
 from river import base
 from scipy.linalg import blas
 
+from . import _native
 from ._checks import (
     STATISTICS_LIMIT,
     LiveParameters,
@@ -535,8 +536,13 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         weights = self._solution
         if weights is None:
             weights = self._weight_matrix()
-        if weights.flags.f_contiguous:  # BLAS: a third of numpy's ``@`` cost for small shapes
-            outputs = blas.dgemv(1.0, weights, vector).tolist()
+        if weights.flags.f_contiguous:
+            if _native.outputs is not None:
+                outputs = _native.outputs(weights, vector)  # one compiled call; None: not finite
+                if outputs is None:
+                    self._refuse_overflow(weights, vector)
+                return outputs
+            outputs = blas.dgemv(1.0, weights, vector).tolist()  # a third of ``@``'s cost
         else:
             outputs = (weights @ vector).tolist()
         if not all(map(math.isfinite, outputs)):

@@ -1,0 +1,315 @@
+"""The compiled kernels of ``river_nrrls/_kernels.c`` against plain numpy and the Python paths.
+
+The extension is optional at install time; these tests require it (a CI install that silently
+failed to build it would otherwise test only the Python paths), and check that the Python
+paths, which a machine without a C compiler takes, give the same models.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+from reference import TERReference, assert_model_matches
+
+from river_nrrls import NRRLS, _native
+
+KERNELS = ["outputs", "pair_matrix", "pair_weights", "rank_one", "refill"]
+
+
+def _without_kernels(monkeypatch) -> None:
+    for name in KERNELS:
+        monkeypatch.setattr(_native, name, None)
+
+
+def test_the_compiled_kernels_are_built():
+    # The tested install must have built the extension (pyproject.toml marks it optional so
+    # that a machine without a C compiler can still install the package).
+    missing = [name for name in KERNELS if getattr(_native, name) is None]
+    assert not missing, f"river_nrrls._kernels is not built: {missing}"
+
+
+# ------------------------------------------------------------------ model level
+
+
+def _stream(n: int, seed: int):
+    """Two classes (10 % positives), features that emerge and disappear, some ints."""
+    rng = np.random.default_rng(seed)
+    rows, labels = [], []
+    for i in range(n):
+        width = 4 + min(i // 15, 6)  # a new feature every 15 samples
+        values = rng.normal(size=width)
+        x = {f"f{j}": float(v) for j, v in enumerate(values)}
+        if i % 7 == 3:
+            del x["f1"]  # a feature missing from some samples
+        if i % 11 == 5:
+            x["f0"] = int(round(values[0] * 3))  # an int value
+        rows.append(x)
+        labels.append(bool(values[:3].sum() + 0.5 * rng.normal() > 1.8))
+    return rows, labels
+
+
+PARAMS = [
+    {},
+    {"tau": 0.3, "eta": 2.0},
+    {"intercept": False},
+    {"reweight": False, "l2": 1e-2},
+    {"forgetting": 0.97},
+]
+
+
+def _run(params, rows, labels, weights, stale_min_dim=None):
+    """Prequential outputs, and the model, after every step (predict, then learn)."""
+    model = NRRLS(**params)
+    if stale_min_dim is not None:
+        model._solver.stale_min_dim = stale_min_dim
+    outputs = []
+    for x, y, w in zip(rows, labels, weights):
+        outputs.append(model.decision_one(x))
+        model.predict_one(x)
+        model.learn_one(x, y, w=w)
+    return outputs, model
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=repr)
+@pytest.mark.parametrize("stale_min_dim", [None, 1], ids=["direct", "stale factor"])
+def test_the_kernels_and_the_python_paths_give_the_same_models(params, stale_min_dim, monkeypatch):
+    rows, labels = _stream(150, seed=len(repr(params)))
+    weights = [1.0 if i % 5 else 2.5 for i in range(len(rows))]
+    compiled, compiled_model = _run(params, rows, labels, weights, stale_min_dim)
+    _without_kernels(monkeypatch)
+    python, python_model = _run(params, rows, labels, weights, stale_min_dim)
+    for step, (mine, theirs) in enumerate(zip(compiled, python)):
+        assert mine.keys() == theirs.keys(), step
+        for label in mine:
+            assert mine[label] == pytest.approx(theirs[label], rel=1e-10, abs=1e-12), step
+    ref = TERReference(rows, labels, **params, sample_weights=weights)
+    for model in (compiled_model, python_model):
+        assert_model_matches(model, ref, rows[-5:], 1e-9)
+
+
+def test_the_kernel_path_is_the_batch_ter_after_every_prefix():
+    rows, labels = _stream(90, seed=3)
+    model = NRRLS(tau=0.2)
+    for i, (x, y) in enumerate(zip(rows, labels)):
+        model.predict_one(x)
+        model.learn_one(x, y)
+        ref = TERReference(rows[: i + 1], labels[: i + 1], tau=0.2)
+        assert_model_matches(model, ref, [x], 1e-9)
+    assert model._solver.counters["direct"] > 0
+
+
+def test_refused_input_leaves_the_model_as_it_was():
+    rows, labels = _stream(40, seed=4)
+    model = NRRLS()
+    for x, y in zip(rows, labels):
+        model.learn_one(x, y)
+    x = dict(rows[-1])
+    model.predict_one(x)  # the encoding of x is cached
+    before = pickle.dumps(model)
+    for bad in (float("nan"), float("inf"), "1.5", 1 + 0j):
+        with pytest.raises((ValueError, TypeError), match="f2"):
+            model.learn_one({**x, "f2": bad}, True)
+        with pytest.raises((ValueError, TypeError), match="f2"):
+            model.predict_one({**x, "f2": bad})
+        assert pickle.dumps(model) == before
+
+
+def test_outputs_that_overflow_are_refused_naming_the_feature():
+    model = NRRLS(l2=1e-30)
+    model.learn_one({"a": 1e-10}, True)
+    model.learn_one({"a": -1e-10}, False)  # |w_a| ~ 1e10
+    assert abs(model.weights[True]["a"]) > 1e9
+    for predict in (model.predict_one, model.predict_proba_one, model.decision_one):
+        with pytest.raises(ValueError, match="overflow.*'a'"):
+            predict({"a": 1e300})
+
+
+# ------------------------------------------------------------------ the kernels
+
+
+def _scatters(rng, capacity: int, dim: int, sizes=(30, 6)) -> np.ndarray:
+    """Augmented scatters [n, s; s, A] of two classes in a (capacity, capacity, 2) buffer."""
+    buffer = np.zeros((capacity, capacity, 2), order="F")
+    for c, n in enumerate(sizes):
+        X = np.hstack([np.ones((n, 1)), rng.normal(size=(n, dim - 1))])
+        buffer[:dim, :dim, c] = X.T @ X
+    return buffer
+
+
+def _solve_numpy(buffer, dim, first, reweight, tau, eta, l2):
+    n_0, n_1 = buffer[0, 0, 0], buffer[0, 0, 1]
+    if reweight:
+        w_0, w_1 = (1 / n_0 if n_0 > 0 else 0.0), (1 / n_1 if n_1 > 0 else 0.0)
+    else:
+        w_0, w_1 = float(n_0 > 0), float(n_1 > 0)
+    A_0, A_1 = buffer[:dim, :dim, 0], buffer[:dim, :dim, 1]
+    M = (w_0 * A_0 + w_1 * A_1)[first:, first:] + l2 * np.eye(dim - first)
+    s_0, s_1 = A_0[0, first:], A_1[0, first:]
+    r_0 = (tau + eta) * w_0 * s_0 + (tau - eta) * w_1 * s_1
+    r_1 = (tau - eta) * w_0 * s_0 + (tau + eta) * w_1 * s_1
+    weights = np.zeros((2, dim))
+    weights[:, first:] = np.linalg.solve(M, np.column_stack([r_0, r_1])).T
+    return weights
+
+
+@pytest.mark.parametrize("first", [0, 1])
+@pytest.mark.parametrize("tau", [0.0, 0.4])
+@pytest.mark.parametrize("reweight", [True, False])
+@pytest.mark.parametrize("capacity", [7, 12])
+def test_pair_weights_is_the_two_class_solve(first, tau, reweight, capacity):
+    rng = np.random.default_rng(capacity + first)
+    dim = 7
+    buffer = _scatters(rng, capacity, dim)
+    out = np.full((2, dim), np.nan, order="F")
+    info = _native.pair_weights(buffer, dim, first, reweight, tau, 1.5, 1e-3, out)
+    assert info == 0
+    expected = _solve_numpy(buffer, dim, first, reweight, tau, 1.5, 1e-3)
+    np.testing.assert_allclose(out, expected, rtol=1e-10, atol=1e-12)
+    assert (out[:, :first] == 0.0).all()
+    if tau == 0.0:
+        assert (out[1] == -out[0]).all()  # w_1 = -w_0 exactly
+
+
+def test_pair_weights_with_an_empty_class_and_a_singular_system():
+    rng = np.random.default_rng(5)
+    buffer = _scatters(rng, 5, 5, sizes=(8, 0))  # class 1 empty: its weight is 0
+    out = np.zeros((2, 5), order="F")
+    assert _native.pair_weights(buffer, 5, 0, True, 0.0, 1.0, 1e-4, out) == 0
+    np.testing.assert_allclose(out, _solve_numpy(buffer, 5, 0, True, 0.0, 1.0, 1e-4), rtol=1e-9)
+    singular = np.zeros((5, 5, 2), order="F")  # M = 0 with b = 0: not positive definite
+    out = np.full((2, 5), 7.0, order="F")
+    assert _native.pair_weights(singular, 5, 0, True, 0.0, 1.0, 0.0, out) > 0
+    assert (out == 7.0).all()  # written only on success
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_pair_matrix_writes_the_upper_triangle_of_m(first):
+    rng = np.random.default_rng(6)
+    dim, capacity = 9, 13
+    buffer = _scatters(rng, capacity, dim)
+    n = dim - first
+    out = np.full((n, n), 5.0, order="F")
+    _native.pair_matrix(buffer, dim, first, 0.25, 0.125, 1e-2, out)
+    expected = (0.25 * buffer[:dim, :dim, 0] + 0.125 * buffer[:dim, :dim, 1])[first:, first:]
+    expected += 1e-2 * np.eye(n)
+    upper = np.triu_indices(n)
+    np.testing.assert_allclose(out[upper], expected[upper], rtol=1e-15)
+    assert (out[np.tril_indices(n, -1)] == 5.0).all()  # the lower triangle is not touched
+
+
+def test_outputs_is_the_matrix_vector_product_or_none():
+    rng = np.random.default_rng(7)
+    weights = np.asfortranarray(rng.normal(size=(3, 6)))
+    rows = np.asfortranarray(rng.normal(size=(4, 6)))
+    vector = rows[2]  # a strided view
+    assert not vector.flags.c_contiguous
+    result = _native.outputs(weights, vector)
+    assert isinstance(result, list) and len(result) == 3
+    np.testing.assert_allclose(result, weights @ vector, rtol=1e-14)
+    weights[1, 2] = np.inf
+    assert _native.outputs(weights, vector) is None
+    with pytest.raises(ValueError, match="shapes"):
+        _native.outputs(weights, vector[:5])
+    with pytest.raises(TypeError):
+        _native.outputs(weights.astype(np.float32, order="F"), vector)
+    with pytest.raises(TypeError):
+        _native.outputs(weights, vector[::-1])  # negative stride
+
+
+def test_rank_one_updates_the_upper_triangle_of_the_class_block():
+    rng = np.random.default_rng(8)
+    buffer = _scatters(rng, 10, 6)
+    before = buffer.copy()
+    rows = np.asfortranarray(rng.normal(size=(3, 6)))
+    vector = rows[1]  # strided
+    _native.rank_one(buffer, 1, 6, vector, 0.5)
+    upper = np.triu(np.ones((6, 6), dtype=bool))
+    expected = before[:6, :6, 1] + 0.5 * np.outer(vector, vector)
+    np.testing.assert_allclose(buffer[:6, :6, 1][upper], expected[upper], rtol=1e-14)
+    assert (buffer[:, :, 0] == before[:, :, 0]).all()  # the other class
+    assert (buffer[6:, :, 1] == 0).all() and (buffer[:, 6:, 1] == 0).all()  # spare capacity
+    with pytest.raises(ValueError, match="shapes"):
+        _native.rank_one(buffer, 2, 6, vector, 1.0)  # no such class
+    with pytest.raises(ValueError, match="shapes"):
+        _native.rank_one(buffer, 0, 11, vector, 1.0)  # beyond the capacity
+    frozen = buffer.copy()
+    frozen.flags.writeable = False
+    with pytest.raises((ValueError, BufferError, TypeError)):
+        _native.rank_one(frozen, 0, 6, vector, 1.0)
+
+
+def _cached_vector(size=5, offset=1, fill=1.0):
+    vector = np.array([fill, 0.5, 0.0, -2.0, 3.0])
+    vector.flags.writeable = False
+    return vector, np.array([1, 3, 4], dtype=np.intp)
+
+
+def test_refill_returns_the_cached_vector_for_the_same_values():
+    vector, columns = _cached_vector()
+    keys = ("a", "b", "c")
+    for x in ({"a": 0.5, "b": -2.0, "c": 3.0}, {"a": 0.5, "b": -2, "c": 3}):
+        assert _native.refill(x, keys, vector, columns, 1, 1.0) is vector
+
+
+def test_refill_makes_a_new_read_only_vector_for_new_values():
+    vector, columns = _cached_vector()
+    x = {"a": 1.5, "b": -2.0, "c": 4}
+    refilled = _native.refill(x, ("a", "b", "c"), vector, columns, 1, 1.0)
+    assert refilled is not vector and not refilled.flags.writeable
+    assert refilled.tolist() == [1.0, 1.5, 0.0, -2.0, 4.0]
+    assert vector.tolist() == [1.0, 0.5, 0.0, -2.0, 3.0]  # the cached one is untouched
+
+
+class _Dict(dict):
+    pass
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        {"b": -2.0, "a": 0.5, "c": 3.0},  # other order
+        {"a": 0.5, "b": -2.0},  # a key fewer
+        {"a": 0.5, "b": -2.0, "c": 3.0, "d": 1.0},  # a key more
+        {"a": 0.5, "b": -2.0, "z": 3.0},  # another key
+        _Dict(a=0.5, b=-2.0, c=3.0),  # not a plain dict
+        {"a": True, "b": -2.0, "c": 3.0},
+        {"a": np.float64(0.5), "b": -2.0, "c": 3.0},
+        {"a": "0.5", "b": -2.0, "c": 3.0},
+        {"a": None, "b": -2.0, "c": 3.0},
+        {"a": float("nan"), "b": -2.0, "c": 3.0},
+        {"a": float("-inf"), "b": -2.0, "c": 3.0},
+        {"a": 10**400, "b": -2.0, "c": 3.0},
+        {"a": 1 + 0j, "b": -2.0, "c": 3.0},
+    ],
+    ids=repr,
+)
+def test_refill_leaves_everything_else_to_the_validation(x):
+    vector, columns = _cached_vector()
+    assert _native.refill(x, ("a", "b", "c"), vector, columns, 1, 1.0) is None
+
+
+def test_refill_refuses_inconsistent_arguments():
+    vector, columns = _cached_vector()
+    x = {"a": 0.5, "b": -2.0, "c": 3.0}
+    with pytest.raises(ValueError, match="columns"):
+        _native.refill(x, ("a", "b", "c"), vector, columns[:2], 1, 1.0)
+    with pytest.raises(ValueError, match="columns"):
+        _native.refill(x, ("a", "b", "c"), vector, columns.astype(np.float64), 1, 1.0)
+    with pytest.raises(TypeError, match="tuple"):
+        _native.refill(x, ["a", "b", "c"], vector, columns, 1, 1.0)
+    out_of_range = np.array([1, 3, 9], dtype=np.intp)
+    assert _native.refill(x, ("a", "b", "c"), vector, out_of_range, 1, 1.0) is None
+
+
+def test_a_model_copied_between_predict_and_learn_stays_exact():
+    rows, labels = _stream(60, seed=9)
+    model = NRRLS()
+    for i, (x, y) in enumerate(zip(rows, labels)):
+        model.predict_one(x)
+        if i % 9 == 0:
+            model = copy.deepcopy(model) if i % 2 else pickle.loads(pickle.dumps(model))
+        model.learn_one(x, y)
+    assert_model_matches(model, TERReference(rows, labels), rows[-3:], 1e-9)
