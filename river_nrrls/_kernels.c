@@ -12,8 +12,10 @@
      - rank_one:     a sample's rank-1 update of its class's scatter (one dsyr);
      - refill:       the dense vector of a sample with the features of the last one (the
                      encoding's cache, river_nrrls/_index.py).
-   Each does the arithmetic of the Python path that it replaces (river_nrrls/_solver.py and
-   _stats.py), which stays for the fallbacks and is used when this module is not built.
+   Each computes the formulas of the Python path that it replaces (river_nrrls/_solver.py and
+   _stats.py), which stays for the fallbacks and is used when this module is not built; the
+   roundings differ in the last bits (as between two BLAS builds), which shows only in systems
+   so ill-conditioned that no solve is accurate there.
 
    Notation (algorithms page): the augmented scatter of class c is [n^c, s^c^T; s^c, A^c], kept
    in column-major order in a (capacity, capacity, C) array, upper triangle authoritative. With

@@ -1,7 +1,7 @@
 """The compiled kernels of ``_kernels.c``, each None where the extension is not built.
 
 The extension is optional at install time (``setup.py``): without a C compiler the
-package installs without it, and every caller takes its Python path, the same arithmetic. The
+package installs without it, and every caller takes its Python path, the same formulas. The
 callers read the kernels from this module at call time (``_native.pair_weights``), so that the
 tests can switch them off and check the Python paths too.
 

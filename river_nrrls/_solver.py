@@ -14,7 +14,7 @@ Direct (small d, and whenever the others cannot be used)
     With two classes the whole solve (class weights, M, r, ``dposv``) is one compiled call
     (``_kernels.c``'s ``pair_weights``) where the extension is built; the stale-factor path
     then assembles M's upper triangle in one compiled call too (``pair_matrix``), half the bytes
-    of the product with the stacked scatters. Both do the arithmetic of the Python code below.
+    of the product with the stacked scatters. Both compute the formulas of the Python code below.
 
 Batched direct (many classes with reweighting, small d)
     Every M_k is different, and every one changes with every sample (n^rest_k moves whichever
