@@ -407,7 +407,7 @@ static PyObject *refill(PyObject *module, PyObject *const *args, Py_ssize_t narg
     }
     PyObject *result = NULL;
     double small[64];
-    double *values = n_keys <= 64 ? small : PyMem_Malloc(n_keys * sizeof(double) + 1);
+    double *values = n_keys <= 64 ? small : PyMem_Malloc(n_keys * sizeof(double));
     const Py_ssize_t *column = columns.buf;
     Py_ssize_t size = vector.shape[0];
     const char *kind = columns.format == NULL ? "" : columns.format;

@@ -452,18 +452,19 @@ class SystemSolver:
             return self._full_width(self._solve_each(stats), dim)
         opposite = False  # r_1 = -r_0: one right-hand side for two classes
         wide = dim - first >= self.stale_min_dim
-        pair_weights = _native.pair_weights
-        if n_classes == 2 and pair_weights is not None and not (wide and self.primed):
+        stale_path = wide and self.primed  # decided before any bookkeeping moves `primed`
+        kernel_failed = False
+        if n_classes == 2 and _native.pair_weights is not None and not stale_path:
             self._direct_bookkeeping(wide)
             weights = np.empty((2, dim), order="F")
             # The class weights, M = w_0 A^0 + w_1 A^1 + b I, r_0 and r_1 (the targets
             # tau +- eta) and one dposv, in one compiled call
-            info = pair_weights(
+            info = _native.pair_weights(
                 stats.buffer, dim, first, self.reweight, self.tau, self.eta, self.l2, weights
             )
             if info == 0 and (self.l2 > 1e-200 or np.isfinite(weights).all()):
                 return weights
-            # not positive definite in floating point, or overflowing: the fallbacks below
+            kernel_failed = True  # not positive definite, or overflowing: solve_spd below
         if n_classes == 2:
             # Python scalars: the two-class hot path avoids most numpy calls.
             n_0, n_1 = stats.counts.tolist()
@@ -492,7 +493,7 @@ class SystemSolver:
         else:
             matrix_mix, rhs_mix = stats.mixing(self.reweight, self.tau, self.eta)
             mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
-        if wide and self.primed and n_classes == 2 and _native.pair_matrix is not None:
+        if stale_path and n_classes == 2 and _native.pair_matrix is not None:
             # Only M's upper triangle, all that the stale path reads (symv, potrf, its
             # diagonal): half the bytes of the product with the stacked scatters
             matrix = np.empty((dim - first, dim - first), order="F")
@@ -500,9 +501,9 @@ class SystemSolver:
             rhs = stats.right_hand_sides_of(mix, first)
         else:
             matrix, rhs = stats.system(mix, self.l2, first)
-        if wide and self.primed:
+        if stale_path:
             weights = self._solve_stale(matrix, dim, mix[0], rhs)
-        elif pair_weights is not None and n_classes == 2:  # the kernel's dposv failed above
+        elif kernel_failed:  # its bookkeeping is done; solve_spd's fallbacks
             weights = solve_spd(matrix, rhs, self.l2)
         else:
             self._direct_bookkeeping(wide)

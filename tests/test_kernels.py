@@ -313,3 +313,25 @@ def test_a_model_copied_between_predict_and_learn_stays_exact():
             model = copy.deepcopy(model) if i % 2 else pickle.loads(pickle.dumps(model))
         model.learn_one(x, y)
     assert_model_matches(model, TERReference(rows, labels), rows[-3:], 1e-9)
+
+
+def test_a_failed_kernel_solve_takes_the_direct_fallbacks_not_the_stale_path(monkeypatch):
+    """A singular M (b = 0, fewer samples than columns) makes the kernel's dposv fail; on a
+    wide first solve the fallback must be the direct one (solve_spd), as on the Python path,
+    not a factorisation for the stale factor that the kernel's bookkeeping has just primed."""
+    rows = [{"a": 1.0, "b": 2.0, "c": -1.0}, {"a": -0.5, "b": 1.0, "c": 0.5}]
+
+    def first_solve():
+        model = NRRLS(l2=0.0)
+        model._solver.stale_min_dim = 1  # every width counts as wide
+        for x, y in zip(rows, [True, False]):
+            model.learn_one(x, y)
+        return model.decision_one(rows[0]), dict(model._solver.counters)
+
+    compiled, counters = first_solve()
+    _without_kernels(monkeypatch)
+    python, python_counters = first_solve()
+    assert counters == python_counters  # one direct solve, no factorisation
+    assert counters["refactor"] == 0 and counters["direct"] == 1
+    for label in python:
+        assert compiled[label] == pytest.approx(python[label], rel=1e-9, abs=1e-12)
