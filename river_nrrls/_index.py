@@ -28,15 +28,12 @@ import pandas as pd
 
 from . import _native
 from ._checks import short_repr
+from ._frames import as_frame
 
 __all__ = [
     "FeatureIndex",
-    "as_frame",
-    "as_series",
     "check_value",
     "is_missing_value",
-    "native_frame",
-    "native_series",
     "validate_one",
     "validate_frame",
     "sort_features",
@@ -156,83 +153,6 @@ def validate_one(x: dict) -> dict:
         if number is not None:
             clean[name] = number
     return clean
-
-
-def as_frame(X: typing.Any) -> pd.DataFrame:
-    """Any eager dataframe river accepts (pandas, polars, pyarrow, ... via narwhals) as pandas.
-
-    This is the one entry point of every ``*_many`` method. A pandas DataFrame passes through
-    untouched; another backend is converted once, its nulls becoming the NaN that the rest of
-    this module reads as *missing*, so every backend follows the same missing-value rules.
-
-    """
-    if isinstance(X, pd.DataFrame):
-        return X
-    import narwhals.stable.v2 as nw
-
-    try:
-        frame = nw.from_native(X, eager_only=True)
-    except TypeError:
-        raise TypeError(
-            f"X must be a DataFrame (pandas, polars, pyarrow, ...), got {type(X).__name__}"
-        ) from None
-    return frame.to_pandas()
-
-
-def as_series(y: typing.Any) -> typing.Any:
-    """A series of any backend river accepts as a pandas Series; anything else is returned as is
-    (a list, a numpy array, a scalar weight)."""
-    if isinstance(y, pd.Series) or y is None or isinstance(y, (list, tuple, np.ndarray)):
-        return y
-    import narwhals.stable.v2 as nw
-
-    try:
-        series = nw.from_native(y, series_only=True)
-    except TypeError:
-        return y
-    return series.to_pandas()
-
-
-def _is_pandas(X: typing.Any) -> bool:
-    return isinstance(X, pd.DataFrame)
-
-
-def native_series(values: np.ndarray, *, name: typing.Hashable, like: typing.Any) -> typing.Any:
-    """The predictions of a ``*_many`` call in the backend of its input ``like``, as river's own
-    estimators return them: a pandas Series on ``like``'s index, or a Series of like's backend.
-
-    An object array is narrowed to the labels' own dtype (bool labels give a bool Series)."""
-    if _is_pandas(like):
-        return pd.Series(values, index=like.index, name=name).infer_objects()
-    import narwhals.stable.v2 as nw
-    from river.utils.dataframe import to_native_series
-
-    if values.dtype == object:
-        values = pd.Series(values).infer_objects().to_numpy()
-    return to_native_series(values, name=name, like=nw.from_native(like, eager_only=True))
-
-
-def native_frame(values: np.ndarray, *, columns: list, like: typing.Any) -> typing.Any:
-    """A ``*_many`` result (one column per class) in the backend of its input ``like``.
-
-    pandas keeps the labels themselves as column labels (a tuple label stays one tuple, never a
-    MultiIndex level); other backends need string names, so there the labels are ``str(label)``,
-    as river's own estimators do."""
-    if _is_pandas(like):
-        return pd.DataFrame(values, index=like.index, columns=_label_index(columns))
-    import narwhals.stable.v2 as nw
-    from river.utils.dataframe import to_native_frame
-
-    frame = nw.from_native(like, eager_only=True)
-    if not columns:
-        return frame.select([]).to_native()
-    return to_native_frame(np.asarray(values, dtype=float), like=frame, columns=columns)
-
-
-def _label_index(labels: list) -> pd.Index:
-    """Class labels as a flat pandas Index of their own dtype (tuples kept whole: no
-    MultiIndex)."""
-    return pd.Index(list(labels), tupleize_cols=False)
 
 
 def validate_frame(X: typing.Any) -> tuple[np.ndarray, np.ndarray]:

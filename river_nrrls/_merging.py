@@ -7,7 +7,7 @@ import typing
 
 from river import base, compose
 
-from ._checks import parameter_names
+from ._parameters import parameter_names
 from .nrrls import NRRLS
 
 __all__ = ["merge"]

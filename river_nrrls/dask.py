@@ -26,7 +26,7 @@ import typing
 import pandas as pd
 from river import base, compose
 
-from ._index import _label_index
+from ._frames import label_index
 from .nrrls import NRRLS
 
 if typing.TYPE_CHECKING:
@@ -394,7 +394,7 @@ def predict_proba(model: NRRLS | compose.Pipeline, frame: dd.DataFrame) -> dd.Da
 
     """
     labels, empty_index, shipped = _scoring_inputs(model, frame)
-    columns = _label_index(labels)  # tuple labels stay whole (no MultiIndex)
+    columns = label_index(labels)  # tuple labels stay whole (no MultiIndex)
     meta = pd.DataFrame(
         {i: pd.Series([], dtype=float) for i in range(len(labels))}, index=empty_index
     )

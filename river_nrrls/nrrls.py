@@ -15,7 +15,6 @@ from scipy.linalg import blas
 from . import _native
 from ._checks import (
     STATISTICS_LIMIT,
-    LiveParameters,
     check_bool,
     check_label,
     check_labels,
@@ -25,7 +24,9 @@ from ._checks import (
     row_name,
     sample_weights,
 )
-from ._index import FeatureIndex, as_frame, as_series, native_frame, native_series, validate_one
+from ._frames import as_frame, as_series, native_frame, native_series
+from ._index import FeatureIndex, validate_one
+from ._parameters import LiveParameters
 from ._solver import SystemSolver
 from ._stats import ClassStatistics
 from ._woodbury import RecursiveInverse

@@ -10,9 +10,10 @@ import typing
 import numpy as np
 from river import base, compose
 
-from ._checks import LiveParameters, check_real, label_sign
+from ._checks import check_real, label_sign
 from ._index import FeatureIndex, is_missing_value
 from ._linear import binary_proba, exact_dot, weights_at, with_capacity
+from ._parameters import LiveParameters
 
 __all__ = ["OCSCA"]
 

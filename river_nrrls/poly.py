@@ -9,8 +9,10 @@ import typing
 import numpy as np
 from river import base
 
-from ._checks import LiveParameters, row_name, short_repr
-from ._index import as_frame, native_frame, sort_features, validate_frame, validate_one
+from ._checks import row_name, short_repr
+from ._frames import as_frame, native_frame
+from ._index import sort_features, validate_frame, validate_one
+from ._parameters import LiveParameters
 
 __all__ = ["PolynomialExtender"]
 

@@ -9,8 +9,9 @@ import numpy as np
 from river import base
 from scipy.linalg import blas
 
-from .._checks import LiveParameters, check_bool, check_real, label_sign
+from .._checks import check_bool, check_real, label_sign
 from .._index import FeatureIndex
+from .._parameters import LiveParameters
 
 __all__ = ["GaussianLinearClassifier"]
 

@@ -8,8 +8,9 @@ import numpy as np
 from river import base, utils
 from scipy.linalg import blas
 
-from .._checks import LiveParameters, check_bool, check_label, check_real
+from .._checks import check_bool, check_label, check_real
 from .._index import FeatureIndex
+from .._parameters import LiveParameters
 from .._woodbury import grow_inverse
 
 __all__ = ["OneVsRestLeastSquares", "grow_inverse", "inverse_step"]
