@@ -262,7 +262,9 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
                 self._recursion.sync_systems(self._stats)
         return slot
 
-    def _learn_dense(self, slot: int, vector: np.ndarray, weight: float = 1.0) -> None:
+    def _learn_dense(
+        self, slot: int, vector: np.ndarray, weight: float = 1.0, support: np.ndarray | None = None
+    ) -> None:
         if self._recursion is not None:
             self._recursion.learn(self._stats, slot, vector, weight)
             self._stats.update_one(slot, vector, weight)
@@ -270,9 +272,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         self._solver.observe(slot, vector, weight)
         # No one-thread context here (unlike the solve): OpenBLAS's rank-1 update is as fast or
         # faster with its default threading, and the setter calls cost ~2 us a sample.
-        stats = self._stats
-        support = self._index.support(vector) if stats.sparse_updates else None
-        stats.update_one(slot, vector, weight, support)
+        self._stats.update_one(slot, vector, weight, support)
 
     def _weight_matrix(self) -> np.ndarray:
         """Weights of every class (rows), solved only when the statistics changed."""
@@ -385,12 +385,14 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         # The usual w = 1.0 and labels of the plain types skip the general checks.
         weight = w if w.__class__ is float and 0.0 <= w <= _MAX_FLOAT else check_real("w", w, 0.0)
         label = y if y.__class__ in _PLAIN_LABELS else check_label(y)
-        vector, new = self._index.dense_one(x, grow=True)
+        vector, new, support = self._index.dense_one(
+            x, grow=True, with_support=self._stats.sparse_updates
+        )
         if weight == 0.0:
             return
         bound = self._check_one_in_range(label, vector, weight, new)
         self._grow(new)
-        self._learn_dense(self._slot(label), vector, weight)
+        self._learn_dense(self._slot(label), vector, weight, support)
         state = self.__dict__  # private attributes: no parameter check (LiveParameters)
         state["_solution"] = None
         state["_bound"] = bound
@@ -531,7 +533,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
 
     def _outputs(self, x: dict) -> list[float]:
         """w_k . x of every seen class, in the order of ``self._stats.labels``."""
-        vector, _ = self._index.dense_one(x, grow=False)
+        vector = self._index.dense_one(x, grow=False).vector
         if not self._stats.labels:
             return []
         weights = self._solution

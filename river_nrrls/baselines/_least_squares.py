@@ -71,11 +71,11 @@ class OneVsRestLeastSquares(LiveParameters, base.Classifier):
     ) -> tuple[typing.Hashable, np.ndarray, list]:
         """Validate a sample without touching the model: its label, dense vector, new features."""
         label = check_label(y)
-        vector, new_features = self._index.dense_one(x, grow=True)
+        vector, new_features, _ = self._index.dense_one(x, grow=True)
         return label, vector, new_features
 
     def _dense(self, x: dict) -> np.ndarray:
-        vector, _ = self._index.dense_one(x, grow=False)
+        vector = self._index.dense_one(x, grow=False).vector
         return vector
 
     def _add_class(self, label: typing.Hashable) -> int:
