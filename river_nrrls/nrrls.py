@@ -26,6 +26,7 @@ from ._checks import (
 )
 from ._frames import as_frame, as_series, native_frame, native_series
 from ._index import FeatureIndex, validate_one
+from ._merging import Mergeable
 from ._parameters import LiveParameters
 from ._solver import SystemSolver
 from ._stats import ClassStatistics
@@ -39,7 +40,7 @@ _MAX_FLOAT = sys.float_info.max
 _PLAIN_LABELS = frozenset((bool, int, str))
 
 
-class NRRLS(LiveParameters, base.MiniBatchClassifier):
+class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
     """Non-iteratively reweighted recursive least squares (NR-RLS), exact online TER.
 
     After every sample the weights equal the batch *total-error-rate* (TER) least-squares solution
