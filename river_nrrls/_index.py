@@ -246,6 +246,25 @@ class _Remembered:
     placement: slice | np.ndarray  # the columns, or the slice they span
 
 
+class SparseSample(typing.NamedTuple):
+    """A sample as `FeatureIndex.encode_sparse` remembers it: read-only columns and values."""
+
+    columns: np.ndarray
+    numbers: np.ndarray
+    new: tuple  # new features (their provisional columns are in ``columns``)
+
+
+class _SparseMemo(typing.NamedTuple):
+    """The last sample `FeatureIndex.encode_sparse` encoded, to recognise it at the next call."""
+
+    size: int  # the index's size then
+    keys: tuple
+    values: tuple
+    zeros: tuple  # positions of zero values (a zero must be the very same object: -0.0 == 0.0)
+    grown: SparseSample  # with the provisional columns of its new features (grow=True)
+    known: SparseSample  # without them (grow=False)
+
+
 _PLAIN_KEYS = frozenset((str, int))
 
 
@@ -278,7 +297,7 @@ class FeatureIndex:
 
     """
 
-    _encoded: tuple | None = None  # the last cacheable encode_sparse (not pickled)
+    _encoded: _SparseMemo | None = None  # the last cacheable encode_sparse (not pickled)
 
     def __init__(self, offset: int = 0, fill: float = 0.0):
         self.offset = offset
@@ -319,6 +338,17 @@ class FeatureIndex:
                 self.position[feature] = self.offset + len(self.features)
                 self.features.append(feature)
 
+    def provisional(self, new: list) -> dict[typing.Hashable, int]:
+        """The columns that ``new`` features would get if added now, in that order."""
+        return dict(zip(new, range(self.size, self.size + len(new))))
+
+    def feature_at(self, column: int, new: typing.Sequence = ()) -> typing.Hashable:
+        """The feature of a dense column (>= ``offset``); columns beyond ``size`` are those of
+        the not yet added ``new`` features."""
+        j = column - self.offset
+        features = self.features
+        return features[j] if j < len(features) else new[j - len(features)]
+
     def encode_one(self, x: dict, grow: bool = True) -> tuple[list[int], np.ndarray, list]:
         """Validate ``x`` and return its columns, values and the new features.
 
@@ -344,7 +374,7 @@ class FeatureIndex:
             known = [i for i, column in enumerate(columns) if column >= 0]
             return [columns[i] for i in known], values[known], []
         new = sort_features(name for name, column in zip(clean, columns) if column < 0)
-        provisional = dict(zip(new, range(self.size, self.size + len(new))))
+        provisional = self.provisional(new)
         columns = [
             column if column >= 0 else provisional[name] for name, column in zip(clean, columns)
         ]
@@ -371,12 +401,12 @@ class FeatureIndex:
         last = self._encoded
         if (
             last is not None
-            and last[0] == self.size
-            and _same_sample(keys, values, last[1], last[2])
-            and all(values[i] is last[2][i] for i in last[3])
+            and last.size == self.size
+            and _same_sample(keys, values, last.keys, last.values)
+            and all(values[i] is last.values[i] for i in last.zeros)
         ):
-            columns, numbers, new = last[4] if grow else last[5]
-            return columns, numbers, list(new), True
+            encoding = last.grown if grow else last.known
+            return encoding.columns, encoding.numbers, list(encoding.new), True
         clean = validate_one(x)
         columns, numbers, new = self._encode_clean(clean, grow=True)
         columns = np.asarray(columns, dtype=np.intp)
@@ -390,13 +420,13 @@ class FeatureIndex:
         as_given = clean is x
         if as_given:  # only ints and floats, validated: reusable
             zeros = () if numbers.all() else tuple(np.flatnonzero(numbers == 0.0).tolist())
-            self._encoded = (
+            self._encoded = _SparseMemo(
                 self.size,
                 keys,
                 values,
                 zeros,
-                (columns, numbers, tuple(new)),
-                (known_columns, known_numbers, ()),
+                SparseSample(columns, numbers, tuple(new)),
+                SparseSample(known_columns, known_numbers, ()),
             )
         if grow:
             return columns, numbers, new, as_given
@@ -506,7 +536,7 @@ class FeatureIndex:
             new = sort_features(names[j] for j in unknown if observed[j])
         else:
             new = []
-        provisional = {name: self.size + i for i, name in enumerate(new)}
+        provisional = self.provisional(new)
         keep_columns, targets = [], []
         for j, name in enumerate(names):
             column = position.get(name, provisional.get(name))

@@ -86,8 +86,8 @@ def split_pipeline(model: typing.Any, *, mini_batch: bool = False, side: str = "
         if not _is_stateless(step, mini_batch):
             kind = "stateless mini-batch transformer" if mini_batch else "stateless transformer"
             raise TypeError(
-                f"the step {name!r} ({type(step).__name__}) of {which or 'the '}pipeline is not a "
-                f"{kind}: only pipelines whose steps before the final estimator learn nothing "
+                f"the step {name!r} of {which or 'the '}pipeline learns from the data (it is not "
+                f"a {kind}): only pipelines whose steps before the final estimator learn nothing "
                 "(such as PolynomialExtender) can be merged exactly"
             )
     return PipelineParts(steps[:-1], last)
