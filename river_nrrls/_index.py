@@ -265,6 +265,9 @@ class _SparseMemo(typing.NamedTuple):
     known: SparseSample  # without them (grow=False)
 
 
+# A record without the NamedTuple's Python-level __new__ (a third of its cost, per sample)
+_new_sample = tuple.__new__
+
 _PLAIN_KEYS = frozenset((str, int))
 
 
@@ -444,33 +447,36 @@ class FeatureIndex:
         if x.__class__ is not dict and not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         cache = self._cache
-        if cache is not None and cache.size == self.size:
-            vector = self._reuse(x, cache)
+        if cache is not None and cache.size == self.offset + len(self.features):
+            if _native.refill is not None:
+                # One compiled call: x's keys are the remembered ones and its values finite
+                # floats or ints (else None): the remembered vector if the values are the same,
+                # else a new one at the same columns.
+                layout = cache.layout
+                vector = _native.refill(
+                    x, cache.keys, cache.vector, layout.columns, self.offset, self.fill
+                )
+                if vector is not None and vector is not cache.vector:
+                    cache.vector, cache.values = vector, None  # no values tuple kept
+            else:
+                vector = self._reuse(x, cache)
             if vector is not None:
                 support = self._support(cache.layout) if with_support else None
-                return DenseSample(vector, [], support)
+                return _new_sample(DenseSample, (vector, [], support))
         columns, numbers, new = self.encode_one(x, grow=grow)
         placement = _placement(columns)
         layout = _Layout(columns)
         vector = self._frozen_vector(self.size + len(new), placement, numbers)
         if not new and len(columns) == len(x):  # every feature known and present: reusable
             self._remember(tuple(x), tuple(x.values()), vector, layout, placement)
-        return DenseSample(vector, new, self._support(layout) if with_support else None)
+        support = self._support(layout) if with_support else None
+        return _new_sample(DenseSample, (vector, new, support))
 
     def _reuse(self, x: dict, cache: _Remembered) -> np.ndarray | None:
         """The vector of ``x`` from the remembered sample's layout when ``x`` has its keys (the
         same objects, or equal ``str``/``int`` keys, whose equality implies an equal hash) and
-        finite real values; None otherwise (then ``x`` is encoded and validated afresh)."""
-        if _native.refill is not None:
-            # One compiled call: x's keys are the remembered ones and its values finite floats
-            # or ints (else None): the remembered vector if the values are the same, else a new
-            # one at the same columns.
-            vector = _native.refill(
-                x, cache.keys, cache.vector, cache.layout.columns, self.offset, self.fill
-            )
-            if vector is not None and vector is not cache.vector:
-                cache.vector, cache.values = vector, None  # no values tuple kept
-            return vector
+        finite real values; None otherwise (then ``x`` is encoded and validated afresh). The
+        Python twin of the compiled ``refill``."""
         keys = tuple(x)
         if keys != cache.keys or not _same_keys(keys, cache.keys):
             return None

@@ -306,8 +306,9 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
     def _encode(self, x: dict, grow: bool, with_support: bool = False) -> DenseSample:
         """``x`` through the index, refusing a call whose encoding re-entered the model (a
         key's ``__eq__`` or a value's ``__float__`` that learns): its vector no longer fits."""
-        sample = self._index.dense_one(x, grow=grow, with_support=with_support)
-        if len(sample.vector) != self._index.size + len(sample.new):
+        sample = self._index.dense_one(x, grow, with_support)
+        index = self._index
+        if len(sample[0]) != index.offset + len(index.features) + len(sample[1]):
             raise RuntimeError(
                 "the model changed while x was being encoded (a key's __eq__/__hash__ or a "
                 "value's __float__ called it): the call is refused and changes nothing"
@@ -474,7 +475,7 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
     def _outputs(self, x: dict) -> list[float]:
         """w_k . x of every seen class, in the order of ``self._stats.labels``."""
         with self._lock:
-            vector = self._encode(x, False).vector
+            vector = self._encode(x, False)[0]
             if not self._stats.labels:
                 return []
             weights = self._solution
