@@ -6,7 +6,7 @@ quadratically until the machine swaps. Every estimator with such statistics chec
 that new features or classes would take BEFORE allocating anything: beyond its ``max_size`` (in
 MiB, as river's trees count theirs), or beyond the machine's physical memory when there is no
 budget, the sample is refused with a ``ValueError`` that names the width and the memory; and a
-`ModelSizeWarning` says so, with what to do, as the model passes 64 MiB, 256 MiB, 1 GiB, ...
+`ModelSizeWarning` says so, with what to do, as the model passes 16 MiB, 64 MiB, 256 MiB, ...
 
 """
 
@@ -30,7 +30,7 @@ __all__ = [
 
 MIB = 2**20
 #: The model size (bytes) of the first `ModelSizeWarning`; the next ones at 4x, 16x, ...
-SIZE_WARNING = 64 * MIB
+SIZE_WARNING = 16 * MIB
 
 _ADVICE = (
     "if features keep appearing (a one-hot encoding of continuous values, ids, ...), hash them "
@@ -40,7 +40,7 @@ _ADVICE = (
 
 
 class ModelSizeWarning(UserWarning):
-    """A model's statistics passed a size worth knowing about (64 MiB, then every 4x)."""
+    """A model's statistics passed a size worth knowing about (16 MiB, then every 4x)."""
 
 
 @functools.cache

@@ -97,6 +97,14 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
         ``l2 > 0``. When its weights fail a residual check (relative residual of the normal
         equations above 1e-6, e.g. after a badly scaled sample) it warns
         (``WoodburyAccuracyWarning``) and solves from the statistics instead.
+    max_size
+        Memory budget of the model's statistics, in MiB (as river's trees count theirs).
+        ``None`` (default): the machine's physical memory. The statistics take d^2 numbers per
+        class, so a sample or mini-batch whose new features (or class) would take them beyond
+        the budget is refused before anything is allocated (``ValueError`` naming the width
+        and the memory, the model unchanged). Whatever the budget, a ``ModelSizeWarning`` says
+        when the model passes 16 MiB, then 64 MiB, 256 MiB, ...: a stream whose features keep
+        appearing (a one-hot encoding of continuous values) wants hashing or selection.
 
     Attributes
     ----------
@@ -127,6 +135,11 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
     weight or a merge that would take a class's mass or a feature's sum of squared values beyond
     1e300 (any value beyond 1e150): the statistics stay finite however samples accumulate.
     Probabilities are always finite; a prediction whose output ``w . x`` overflows raises.
+
+    Threads: one model serves one call at a time (a lock per model), so two threads sharing a
+    model lose no update and never see a half-learnt state; river's own models make no such
+    promise. A call re-entered from inside another (a feature name whose ``__eq__`` calls the
+    model) either completes first, or leaves the outer call refused whole (``RuntimeError``).
 
     A parameter set after construction (``model.l2 = 10``) is validated and takes effect: the
     weights are solved again from the statistics (which no parameter changes); a new
@@ -510,10 +523,34 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
         )
 
     def decision_one(self, x: dict) -> dict[typing.Hashable, float]:
-        """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class."""
+        """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class.
+
+        Parameters
+        ----------
+        x
+            A dictionary of features; unseen features are ignored (weight 0), ``None`` values
+            are missing.
+
+        Returns
+        -------
+        ``{label: f_k}`` in the order the classes were first learnt; ``{}`` before learning.
+
+        """
         return dict(zip(self._stats.labels, self._outputs(x)))
 
     def predict_one(self, x: dict) -> typing.Hashable | None:
+        """The class with the largest output ``w_k . x`` (ties go to the class seen first).
+
+        Parameters
+        ----------
+        x
+            A dictionary of features.
+
+        Returns
+        -------
+        A label as it was learnt, or ``None`` before any learning.
+
+        """
         outputs = self._outputs(x)
         if not outputs:
             return None
@@ -523,6 +560,22 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
         return self._stats.labels[max(range(len(outputs)), key=outputs.__getitem__)]
 
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
+        """Class probabilities: the softmax of ``2 f_k / eta`` over the outputs.
+
+        Monotone in the outputs, so its argmax is `predict_one`'s; with two classes and
+        ``tau = 0`` the first class gets ``1 / (1 + exp(-4 f / eta))``, 0.5 on the decision
+        boundary. Always finite, even for outputs near the float range.
+
+        Parameters
+        ----------
+        x
+            A dictionary of features.
+
+        Returns
+        -------
+        ``{label: probability}`` for every seen class; ``{}`` before any learning.
+
+        """
         decision = self.decision_one(x)
         if not decision:
             return {}
