@@ -14,7 +14,8 @@ A page fails the test on
   or TeX (``\\frac``, ``$w$``...) in the visible text outside code;
 - an internal link to a page or file that is not in the site, or to an anchor that is not on
   its page (the ids are read from the rendered pages, footnotes and headings included);
-- an image that did not load.
+- an image that did not load;
+- a signature of the API reference wider than its box (it must wrap).
 
 The test is skipped, saying so, only when no Chromium is installed.
 """
@@ -81,6 +82,9 @@ INSPECT_PAGE = r"""
       .filter((e) => !e.querySelector(".katex"))
       .map((e) => e.textContent.slice(0, 80)),
     tex: leftover,
+    overflowing: Array.from(document.querySelectorAll(".doc-signature pre > code"))
+      .filter((e) => e.scrollWidth > e.clientWidth + 1)
+      .map((e) => e.textContent.slice(0, 60)),
   };
 })()
 """
@@ -247,6 +251,7 @@ def load_page(browser: Browser, session: str, url: str, origin: str) -> PageRepo
     report.problems += [f"image not loaded: {src}" for src in seen["missingImages"]]
     report.problems += [f"formula not rendered: {tex!r}" for tex in seen["unrendered"]]
     report.problems += [f"raw TeX in the text: {tex!r}" for tex in seen["tex"]]
+    report.problems += [f"signature runs past the edge: {sig!r}" for sig in seen["overflowing"]]
     return report
 
 
