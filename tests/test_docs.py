@@ -216,3 +216,16 @@ def test_pages_hold_no_control_characters():
         text = path.read_text(encoding="utf-8")
         bad = re.findall(r"[\x00-\x08\x0b-\x1f]", text)
         assert not bad, f"{path}: control characters {bad[:3]}"
+
+
+def test_readme_links_to_the_site_lead_to_pages_and_anchors_of_the_built_site(site):
+    site_url = "https://river-nrrls.github.io/river-nrrls/"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(re.escape(site_url) + r"[^)>\s]*", readme)
+    assert len(links) >= 8
+    for link in links:
+        path, _, anchor = link[len(site_url) :].partition("#")
+        page = site / path / "index.html"
+        assert page.is_file(), f"README links to {link}: no such page"
+        if anchor:
+            assert f'id="{anchor}"' in page.read_text(encoding="utf-8"), f"{link}: no such anchor"
