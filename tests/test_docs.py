@@ -229,3 +229,16 @@ def test_readme_links_to_the_site_lead_to_pages_and_anchors_of_the_built_site(si
         assert page.is_file(), f"README links to {link}: no such page"
         if anchor:
             assert f'id="{anchor}"' in page.read_text(encoding="utf-8"), f"{link}: no such anchor"
+
+
+def test_a_published_build_runs_the_notebooks(monkeypatch):
+    """mkdocs.yml runs the notebooks unless DOCS_EXECUTE_NOTEBOOKS says otherwise, so that the
+    published site shows their outputs (the builds of the tests switch it off)."""
+    from mkdocs.config import load_config
+
+    monkeypatch.delenv("DOCS_EXECUTE_NOTEBOOKS", raising=False)
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    assert config.plugins["mkdocs-jupyter"].config["execute"] is True
+    monkeypatch.setenv("DOCS_EXECUTE_NOTEBOOKS", "false")
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    assert config.plugins["mkdocs-jupyter"].config["execute"] is False

@@ -1,7 +1,7 @@
 """The documentation site, as a reader's browser shows it.
 
-The site is built as it is published (``mkdocs build --strict``, notebooks executed) into a
-temporary folder and served on 127.0.0.1; every page is then loaded in headless Chromium
+The site is built (``mkdocs build --strict``) into a temporary folder and served on 127.0.0.1;
+every page is then loaded in headless Chromium
 (Debian's ``chromium`` package, which ``.ci/browser-deps`` installs), driven through the
 DevTools protocol over a pipe (``--remote-debugging-pipe``: no driver, no websocket, no
 browser download). Any host other than 127.0.0.1 fails to resolve, as it would offline.
@@ -17,7 +17,10 @@ A page fails the test on
 - an image that did not load;
 - a signature of the API reference wider than its box (it must wrap).
 
-The test is skipped, saying so, only when no Chromium is installed.
+The notebooks are not run for this build (``DOCS_EXECUTE_NOTEBOOKS=false``): running them
+takes most of a published build's time (20 s of 25 s on a quiet 2-core machine, 50 s of 70 s on
+a busy one), ``tests/test_notebooks.py`` runs them anyway, and their pages are checked like the
+others, without outputs. The test is skipped, saying so, only when no Chromium is installed.
 """
 
 from __future__ import annotations
@@ -274,13 +277,7 @@ def serve(folder: pathlib.Path) -> Iterator[str]:
 
 
 def build_site(out: pathlib.Path) -> None:
-    env = {
-        **os.environ,
-        "NO_MKDOCS_2_WARNING": "1",
-        "DOCS_EXECUTE_NOTEBOOKS": "true",
-        # the notebooks' kernel imports the package from this source tree
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DOCS_EXECUTE_NOTEBOOKS": "false"}
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=ROOT,
@@ -363,21 +360,14 @@ def test_internal_links_and_anchors_lead_somewhere(site_in_browser):
 
 
 def test_formulas_are_rendered_by_katex(site_in_browser):
-    """The pages with formulas show KaTeX's output (the check above is not vacuous)."""
-    _, _, reports = site_in_browser
-    algorithms = reports["algorithms/index.html"]
-    assert "algorithms/index.html" in reports and not algorithms.problems
-    site, _, _ = site_in_browser
-    assert 'class="arithmatex"' in (site / "algorithms" / "index.html").read_text("utf-8")
-
-
-def test_the_notebooks_are_executed(site_in_browser):
+    """The algorithms page has formulas, and they went through KaTeX (the checks above see
+    pages with formulas, not pages without)."""
     site, _, reports = site_in_browser
-    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        page = f"notebooks/{notebook.stem}/index.html"
+    assert "algorithms/index.html" in reports
+    html = (site / "algorithms" / "index.html").read_text("utf-8")
+    assert html.count('class="arithmatex"') > 50
+    for page in ("algorithms/index.html", "guide/weights/index.html", "notebooks/index.html"):
         assert page in reports, page
-        html = (site / page).read_text("utf-8")
-        assert "jp-OutputArea-output" in html, f"{page} shows no outputs"
 
 
 def test_the_checks_catch_a_dead_link_and_an_error():

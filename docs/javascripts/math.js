@@ -20,6 +20,7 @@
         katex.render(tex, element, { displayMode: display, throwOnError: true });
         element.dataset.rendered = "true";
       } catch (error) {
+        element.textContent = source; // KaTeX may have emptied it: show the TeX as it was
         console.error("KaTeX could not render " + JSON.stringify(source) + ": " + error.message);
       }
     });
