@@ -38,9 +38,9 @@ PUBLIC_MODULES = (
 )
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> pathlib.Path:
-    out = tmp_path_factory.mktemp("site")
+def build_site(out: pathlib.Path) -> None:
+    """``mkdocs build --strict`` into ``out``, without running the notebooks (which
+    tests/test_notebooks.py runs)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DOCS_EXECUTE_NOTEBOOKS": "false"}
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -50,6 +50,12 @@ def site(tmp_path_factory) -> pathlib.Path:
         text=True,
     )
     assert result.returncode == 0, result.stderr[-5000:]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("site")
+    build_site(out)
     return out
 
 

@@ -34,7 +34,6 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -43,6 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
+from test_docs import build_site
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -274,18 +274,6 @@ def serve(folder: pathlib.Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-def build_site(out: pathlib.Path) -> None:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DOCS_EXECUTE_NOTEBOOKS": "false"}
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stderr[-5000:]
 
 
 def dead_links(reports: dict[str, PageReport], site: pathlib.Path, origin: str) -> list[str]:
