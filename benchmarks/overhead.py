@@ -104,7 +104,7 @@ def rank_one_threads() -> list:
     for d in (150, 512):
         model, rows, _ = _warmed(d, 2 * d, seed=d)
         stats = copy.deepcopy(model._stats)
-        vector, _ = model._index.dense_one(rows[0], grow=False)
+        vector = model._index.dense_one(rows[0], grow=False).vector
         vector = np.array(vector)
 
         def threaded(stats=stats, vector=vector):

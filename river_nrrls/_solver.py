@@ -105,6 +105,7 @@ import ctypes
 import glob
 import math
 import os
+import typing
 
 import numpy as np
 import scipy
@@ -113,7 +114,7 @@ from scipy.linalg import blas, lapack
 from . import _native
 from ._stats import ClassStatistics, symmetrize_upper
 
-__all__ = ["SystemSolver", "solve_spd"]
+__all__ = ["InverseStep", "Solver", "SystemSolver", "inverse_step", "solve_spd"]
 
 STALE_MIN_DIM = 112  # below it the direct path is as fast or faster (benchmarks/speed.py)
 CLASS_STALE_MIN_DIM = 64  # the same for the per-class factors of reweighted multiclass, whose
@@ -181,6 +182,37 @@ _KERNELS = {"d": (blas.dsymv, blas.dsyr, blas.ddot), "f": (blas.ssymv, blas.ssyr
 _SAFE_NORMS = (1e-20, 1e20)  # vectors of these norms keep every digit that matters in single
 # The per-step BLAS calls pass their arguments by position: f2py parses a keyword argument for
 # ~0.3-0.5 us, as much as a whole small call (``dsymv``'s default is the upper triangle).
+
+
+class InverseStep(typing.NamedTuple):
+    """What `inverse_step` gives: the new ``P``, the old ``P x`` and ``1/gamma + x^T P x``."""
+
+    inverse: np.ndarray
+    product: np.ndarray
+    denominator: float
+
+
+def inverse_step(inverse: np.ndarray, x: np.ndarray, inverse_weight: float) -> InverseStep:
+    """Add the sample ``x`` of weight ``gamma = 1 / inverse_weight`` to the matrix whose inverse
+    is ``P`` (Sherman-Morrison: the inverse of a matrix plus one rank-1 term), O(d^2):
+
+        z = P x,    c = 1/gamma + x^T z,    (P^-1 + gamma x x^T)^-1 = P - z z^T / c
+
+    ``inverse`` is ``P`` (Fortran order, upper triangle authoritative, double or single
+    precision: its dtype picks the BLAS kernels), updated in place whenever BLAS can; ``x`` has
+    its dtype. The RLS gain is ``gamma P_new x = z / c``. A ``denominator`` that is not > 0
+    means ``P`` lost its positive definiteness (rounding): the returned ``P`` is then
+    meaningless and the caller refactors.
+
+    """
+    symmetric_product, rank_one_update, dot = _KERNELS[inverse.dtype.char]
+    product = symmetric_product(1.0, inverse, x)  # z = P x
+    denominator = inverse_weight + float(dot(x, product))  # c = 1/gamma + x^T P x
+    if not denominator > 0.0:
+        return InverseStep(inverse, product, denominator)
+    # P <- P - z z^T / c  (alpha, x, lower, incx, offx, n, a, overwrite_a): see `_dot`
+    inverse = rank_one_update(-1.0 / denominator, product, 0, 1, 0, len(product), inverse, 1)
+    return InverseStep(inverse, product, denominator)
 
 
 def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.ndarray:
@@ -279,7 +311,6 @@ class _StaleFactor:
     def append(self, vector: np.ndarray, frozen: float) -> bool:
         """Add f x x^T to P; False when P^-1 lost positive definiteness (rounding)."""
         inverse = self.inverse
-        symmetric_product, rank_one_update, dot = _KERNELS[inverse.dtype.char]
         # x = sigma u: u meets P^-1's precision, sigma stays in double. sigma = 1 for an x of
         # a safe norm (see `apply`), ||x|| otherwise (||u|| = 1).
         norm = math.sqrt(_dot(vector, vector))
@@ -290,15 +321,12 @@ class _StaleFactor:
         if not mass > 0.0:  # nothing to add (x = 0, or less than the least double)
             self.updates += 1
             return True
-        unit = _scaled(vector, sigma, inverse.dtype)
-        solved = symmetric_product(1.0, inverse, unit)  # P^-1 u = z / sigma
-        # c / sigma^2 = 1 / (f sigma^2) + u^T P^-1 u, with c = 1/f + x^T P^-1 x
-        denominator = 1.0 / mass + float(dot(unit, solved))
-        if not denominator > 0.0:
+        # P^-1 <- P^-1 - z z^T / c = P^-1 - (P^-1 u)(P^-1 u)^T / (c / sigma^2), with
+        # c / sigma^2 = 1 / (f sigma^2) + u^T P^-1 u: the step of the unit u of mass f sigma^2
+        step = inverse_step(inverse, _scaled(vector, sigma, inverse.dtype), 1.0 / mass)
+        if not step.denominator > 0.0:
             return False
-        # P^-1 <- P^-1 - z z^T / c = P^-1 - (P^-1 u)(P^-1 u)^T / (c / sigma^2)
-        # (alpha, x, lower, incx, offx, n, a, overwrite_a): see `_dot` on keywords
-        self.inverse = rank_one_update(-1.0 / denominator, solved, 0, 1, 0, len(solved), inverse, 1)
+        self.inverse = step.inverse
         self.updates += 1
         return True
 
@@ -344,6 +372,33 @@ def _scaled(vector: np.ndarray, scale: float, dtype) -> np.ndarray:
     return scaled
 
 
+class Solver(typing.Protocol):
+    """How an estimator's weights come out of its `ClassStatistics`: the one interface of
+    `SystemSolver` (direct and stale-factor solves) and of the paper's recursion
+    (`river_nrrls._woodbury.RecursiveInverse`).
+
+    The estimator tells the solver of every change of the statistics, in this order: a new class
+    (`add_class`, after the statistics registered it), new feature columns (`grow`, after the
+    statistics grew), a sample (`observe`, BEFORE the statistics learn it), any other change
+    (`invalidate`, after it: a mini-batch, a merge, a reset, new parameters). `solve` then gives
+    the weights of every class, one row each, ``stats.dim`` columns.
+
+    """
+
+    #: Whether a mini-batch must be learnt sample by sample (the solver follows every update).
+    sequential: bool
+
+    def add_class(self, stats: ClassStatistics) -> None: ...
+
+    def grow(self, dim: int) -> None: ...
+
+    def observe(self, stats: ClassStatistics, slot: int, vector: np.ndarray, weight: float): ...
+
+    def invalidate(self, stats: ClassStatistics) -> None: ...
+
+    def solve(self, stats: ClassStatistics) -> np.ndarray: ...
+
+
 class SystemSolver:
     """Weights of every one-vs-rest system from the statistics, by the cheapest exact path.
 
@@ -367,6 +422,7 @@ class SystemSolver:
 
     """
 
+    sequential = False  # a mini-batch invalidates: the next solve is direct
     primed = False  # class defaults: models pickled before these attributes existed
     pair_mix = None
     class_factors = None
@@ -397,8 +453,15 @@ class SystemSolver:
 
     # ------------------------------------------------------------- notifications
 
-    def observe(self, slot: int, vector: np.ndarray, weight: float) -> None:
-        """A sample of class ``slot`` and mass ``weight`` was added to the statistics."""
+    def add_class(self, stats: ClassStatistics) -> None:
+        """Nothing to do: a new class changes the systems' coefficients, which the next solve
+        sees (the stale factors refactor)."""
+
+    def grow(self, dim: int) -> None:
+        """Nothing to do: the next solve sees the new width (the stale factors refactor)."""
+
+    def observe(self, stats: ClassStatistics, slot: int, vector: np.ndarray, weight: float):
+        """A sample of class ``slot`` and mass ``weight`` is being added to the statistics."""
         if self.stale is None and self.class_factors is None:
             return
         capacity = _queue_capacity(len(vector) - self.first)
@@ -410,7 +473,7 @@ class SystemSolver:
             return
         self.pending.append((slot, vector, weight))
 
-    def invalidate(self) -> None:
+    def invalidate(self, stats: ClassStatistics | None = None) -> None:
         """The statistics changed in a way the updates cannot follow: solve directly next time."""
         self.stale = None
         self.class_factors = self.class_previous = None
