@@ -110,6 +110,7 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
         return float(self._mean @ vector)
 
     def predict_one(self, x: dict) -> bool:
+        """``True`` when the margin ``mu . x`` is at least 0 (so ``True`` before any learning)."""
         return self.decision_one(x) >= 0.0
 
     def predict_proba_one(self, x: dict) -> dict[bool, float]:

@@ -75,6 +75,11 @@ class OneVsRestLeastSquares(LiveParameters, base.Classifier):
         return dict(zip(self._labels, (self._weight_matrix() @ vector).tolist()))
 
     def predict_one(self, x: dict) -> typing.Hashable | None:
+        """The class with the largest output ``w_k . x``; ``None`` before any learning.
+
+        Ties go to the class seen first.
+
+        """
         decision = self.decision_one(x)
         if not decision:
             return None
