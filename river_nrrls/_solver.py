@@ -4,97 +4,26 @@
 
     M_k = w_k A^k + w_rest A^rest + b I,     r_k = (tau + eta) w_k s^k + (tau - eta) w_rest s^rest
 
-(w_k = 1/n^k, w_rest = 1/n^rest with TER reweighting). A prediction needs w_k = M_k^-1 r_k for
-the current statistics. `SystemSolver` chooses, at every solve, one of three exact ways:
+(w_k = 1/n^k, w_rest = 1/n^rest with TER reweighting). `SystemSolver` gives w_k = M_k^-1 r_k
+for the current statistics by one of three exact ways, chosen at every solve:
 
-Direct (small d, and whenever the others cannot be used)
-    One Cholesky factorisation and solve (LAPACK ``dposv``) per distinct matrix: Theta(d^3 / 3).
-    Two classes share M, and with tau = 0 their right-hand sides are opposite (r_1 = -r_0), so a
-    single right-hand side is solved and w_1 = -w_0 (exactly: negation commutes with the solve).
-    With two classes the whole solve (class weights, M, r, ``dposv``) is one compiled call
-    (``_kernels.c``'s ``pair_weights``) where the extension is built; the stale-factor path
-    then assembles M's upper triangle in one compiled call too (``pair_matrix``), half the bytes
-    of the product with the stacked scatters. Both compute the formulas of the Python code below.
+- **direct**: one Cholesky factorisation and solve (LAPACK ``dposv``) per distinct matrix (two
+  classes share M, and with tau = 0 their right-hand sides are opposite: one solve); with two
+  classes the whole solve is one compiled call (``_kernels.pyx``'s ``pair_weights``);
+- **batched direct** (many classes with reweighting, small d): the C systems assembled from
+  the total scatter in one pass and solved in one batched LAPACK call;
+- **stale factor** (wide models): conjugate gradients on M(t) w = r, preconditioned by the
+  explicit inverse P^-1 of an older M(t0) plus the samples learnt since t0 (each added by
+  Sherman-Morrison, `inverse_step`), scaled by the class weights' common shrinkage, warm
+  started from the last weights, refreshed when the class weights drift or CG slows down, and
+  replaced by a direct solve whenever it does not converge: every answer is as exact as the
+  direct one. Reweighted multiclass keeps one such factor per class's system.
 
-Batched direct (many classes with reweighting, small d)
-    Every M_k is different, and every one changes with every sample (n^rest_k moves whichever
-    class arrives). The C systems are assembled as M_k = (w_k - w_rest_k) A^k + w_rest_k T + b I
-    (T = sum_j A^j, the total scatter) in one vectorised pass and solved in ONE batched LAPACK
-    call: C d^3 / 3 flops but one Python round trip instead of C.
-
-Stale factor (wide models: the shared system of two classes or of no reweighting, or each
-class's own system with reweighting)
-    M changes by a full-rank term at every step (the 1/n rescaling of a class), so there is no
-    exact rank-1 update of its inverse; but the change since an older M(t0) is small and
-    structured. Write rho_c = w_c(t) lambda_c / w_c(t0) for how much class c's part of M moved
-    since t0 (lambda_c the forgetting's decay of that part, 1 without forgetting) and
-    s = sqrt(min_c rho_c max_c rho_c) for their common scale: on a stationary stream every
-    class weight shrinks in proportion, so M(t) is close to s P with
-
-        P = M(t0) + sum_i f_i x_i x_i^T  over the samples x_i learnt since t0,
-        f_i = (sample weight) w_c / s, both taken when the sample entered P,
-
-        M(t) - s P = sum_c (rho_c - s) w_c(t0) A^c(t0) + sum_i (current - s f_i) x_i x_i^T
-                     + (1 - s) b I
-
-    a relative change of about ``drift = max_c rho_c / min_c rho_c - 1`` (and 1 - s in the
-    directions where only the ridge b I acts). Conjugate gradients does not see a common scale
-    of its preconditioner, so s itself costs no iteration. P^-1 is kept explicitly: it starts
-    as M(t0)^-1 (from the Cholesky factor of M(t0): one symmetric product per use streams
-    better than two triangular solves), and every sample that enters P updates it exactly by
-    Sherman-Morrison (the inverse of a matrix plus one rank-1 term):
-
-        z = P^-1 x,    c = 1/f + x^T z,    (P + f x x^T)^-1 = P^-1 - z z^T / c
-
-    one symmetric product and one rank-1 update, O(d^2) (see `_StaleFactor`). Applying P^-1
-    is then a single symmetric product, with no Python-level cost growing with the samples
-    since t0. (s P)^-1 preconditions conjugate gradients on M(t) w = r, warm-started from the
-    previous step's weights; every iteration contracts the error by about drift / 2 and costs
-    one product with M(t) and one with P^-1, O(d^2). The preconditioned residual
-    z = (s P)^-1 (r - M w) estimates the error; CG stops when ||z|| <= 1e-9 ||w|| and adds z
-    (a free Richardson step, which leaves an error of about drift ||z||, ~1e-11), or when the
-    residual is as small as a backward-stable direct solve leaves it, measured in the system
-    scaled to a unit diagonal as Cholesky's accuracy is (||D^-1 (r - M w)|| <= 1e-15 ||D w||,
-    D = sqrt(diag M): columns of very different scales must not stop CG early).
-
-    The factor is refreshed (a direct solve of the current M, which becomes the new M(t0))
-    when drift > ``MAX_DRIFT`` or s leaves [``MIN_SCALE``, 1 / ``MIN_SCALE``], after
-    ``UPDATE_LIMIT`` queue capacities of rank-1 updates (their rounding accumulates in P^-1),
-    when more samples were learnt without a prediction than a queue holds (max(48, d / 8):
-    the factor is then let go at once, so that a stream that learns without predicting keeps
-    no queue growing with it), when CG needed more than ``MAX_ITERATIONS`` iterations or an
-    iteration contracted the residual by less than ``MIN_CONTRACTION`` (the next solve
-    refactors), when a class appears or a class that was empty at t0 is not empty any more,
-    when the width changes, and after anything the updates cannot follow (``learn_many``,
-    merging, ``reset``). If CG does not converge in ``MAX_ITERATIONS`` the step is solved directly:
-    every answer is as exact as the direct one.
-
-    From ``SINGLE_MIN_DIM`` columns on, P^-1 is kept in single precision when that is
-    accurate enough, judged once per factor. A preconditioner's products only steer CG (the
-    residual r - M w, which decides when it stops and what the answer is, stays in double
-    precision), and halving the bytes halves the cost of those memory-bound products and
-    updates. At the factorisation, the single copy times M(t0) must give back a random vector
-    to ``SINGLE_TOLERANCE``, a small fraction of the drift CG absorbs anyway; otherwise (an
-    ill-conditioned M, whose large directions single precision loses) P^-1 stays double.
-
-    Forgetting needs nothing special: the decayed old part only changes the rho_c, which the
-    solver tracks per class; a strong forgetting refactors more often.
-
-    Reweighted multiclass: M_k = sum_j mix_kj A^j + b I with mix_kj = w_k for j = k and w_rest
-    for the others, so an arrival moves each M_k by rescaled parts and a rank-1 term, the
-    structure above with the coefficients w_c read from row k of the mixing. Each class keeps
-    its own factor (its M_k(t0)^-1, the samples since t0 frozen with its own weights, its last
-    weights, its own refactorisations): C factors of d^2 numbers, and per step C assemblies of
-    M_k and C CG runs. The M_k come from the total scatter T = sum_j A^j as
-    w_rest T + (w_k - w_rest) A^k, O(d^2) each, for every class no heavier than its rest
-    (both coefficients >= 0: nothing cancels); a class heavier than its rest (at most one) is
-    combined from all the scatters, O(C d^2), since its T - A^k would cancel (a perturbation of
-    about eps n_k / n_rest, which the batched path accepts: 2e-11 measured with 1e6 samples
-    against 12).
-
-The choice is automatic: stale factor when the shared system has at least ``STALE_MIN_DIM``
-columns, or the classes' own systems at least ``CLASS_STALE_MIN_DIM`` (the batched direct
-path, C solves a step, loses to C factors at a smaller width); direct otherwise.
+The method, its error estimate, its stopping tests and the refresh rules are written up on the
+algorithms page, "The stale-factor solver"; the constants below name each rule. The choice is
+automatic: stale factor from ``STALE_MIN_DIM`` columns (``CLASS_STALE_MIN_DIM`` for the
+per-class factors), direct below. `Solver` is the interface the estimator holds, shared with
+the paper's recursion (``_woodbury.py``).
 
 """
 

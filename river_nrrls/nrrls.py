@@ -84,7 +84,7 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
     intercept
         Add a constant feature 1, regularised by l2 like the others. On by default, as in the
         paper (the TER targets need a bias); the margin-based baselines default to ``False``
-        to reproduce their papers (see the README's Baselines section).
+        to reproduce their papers (see the Baselines page of the API reference).
     forgetting
         Per-class exponential forgetting lambda in (0, 1]: an arrival of class c multiplies class
         c's mass, scatter and sum by lambda before the sample is added, so the model equals the
