@@ -19,7 +19,8 @@ import platform
 import numpy as np
 import pandas as pd
 
-from .. import __version__, datasets
+from river_nrrls import __version__, datasets
+
 from .protocol import DESCRIPTIONS, ONLINE_LEARNERS, Settings, rm_columns
 from .stats import Comparison, compare
 
