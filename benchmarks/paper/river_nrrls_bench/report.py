@@ -2,7 +2,7 @@
 
 `write_protocol_outputs` turns what the paper's protocol measured (an `Outcome`) into the
 files of ``--out``; `write_long_stream_outputs` does the same for ``--long-stream``. Nothing
-here runs a learner: the runs are in `river_nrrls.benchmark.protocol`, `.curves` and `.stream`,
+here runs a learner: the runs are in `river_nrrls_bench.protocol`, `.curves` and `.stream`,
 the statistics in `.stats`, the figures in `.plots` (matplotlib, imported only here, when the
 files are written).
 """
