@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import pathlib
 import re
+import sys
 
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+#: The paper's benchmark harness (river_nrrls_bench, a distribution of its own): the site shows
+#: its options from the clone, whether it is installed or not.
+HARNESS = ROOT / "benchmarks" / "paper"
 
 #: Repository folders served as the site folder of the same (last) name, and their file types.
 MOUNTS = {
@@ -56,6 +60,8 @@ def on_files(files: Files, config) -> Files:
 
 
 def _help(command: str) -> str:
+    if str(HARNESS) not in sys.path:  # here: mkdocs restores sys.path after loading the hooks
+        sys.path.insert(0, str(HARNESS))
     from river_nrrls import cli
 
     parser = cli.build_parser()

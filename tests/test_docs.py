@@ -34,7 +34,6 @@ PUBLIC_MODULES = (
     "river_nrrls.model_selection",
     "river_nrrls.dask",
     "river_nrrls.cli",
-    "river_nrrls.benchmark",
 )
 
 
