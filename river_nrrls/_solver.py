@@ -29,11 +29,7 @@ the paper's recursion (``_woodbury.py``).
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import glob
 import math
-import os
 import typing
 
 import numpy as np
@@ -42,6 +38,7 @@ from scipy.linalg import blas, lapack
 
 from . import _native
 from ._stats import ClassStatistics, symmetrize_upper
+from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
 
 __all__ = ["InverseStep", "Solver", "SystemSolver", "inverse_step", "solve_spd"]
 
@@ -64,44 +61,6 @@ SINGLE_MIN_DIM = 192  # ... from this width on (narrower, the conversions cost m
 # halved bytes save: benchmarks/overhead.py)
 BACKWARD_TOLERANCE = 1e-15  # ... or ||D^-1 (r - M w)|| <= this ||D w||, D = sqrt(diag M) (a
 # direct solve's residual, in the system scaled to a unit diagonal)
-
-
-def _openblas_thread_setters() -> list:
-    """``openblas_set_num_threads_local`` of the OpenBLAS builds that numpy and scipy bundle.
-
-    A prediction step works on one small matrix; with the default threading OpenBLAS wakes
-    its threads for it, which costs more than it saves (and much more on a busy machine). The
-    ``_local`` setter (OpenBLAS >= 0.3.27) changes the calling thread only, so the solver can
-    run single-threaded and restore the caller's setting. With any other BLAS (MKL,
-    Accelerate, a system OpenBLAS) nothing is found and nothing changes.
-
-    """
-    setters = []
-    for module in (np, scipy):
-        folder = os.path.join(os.path.dirname(os.path.dirname(module.__file__)), module.__name__)
-        for path in glob.glob(folder + ".libs/*openblas*"):
-            try:
-                setter = ctypes.CDLL(path).openblas_set_num_threads_local
-            except (OSError, AttributeError):
-                continue
-            setter.argtypes, setter.restype = [ctypes.c_int], ctypes.c_int
-            setters.append(setter)
-    return setters
-
-
-_THREAD_SETTERS = _openblas_thread_setters()
-ONE_THREAD_MIN_DIM = 64  # below it the setter calls (~1-3 us) cost more than threads do
-
-
-class _OneThread:
-    """Context: the solver's BLAS calls on one thread, the caller's setting restored after."""
-
-    def __enter__(self):
-        self.previous = [setter(1) for setter in _THREAD_SETTERS]
-
-    def __exit__(self, *exc):
-        for setter, previous in zip(_THREAD_SETTERS, self.previous):
-            setter(previous)
 
 
 _SIGNS = np.array((1.0, -1.0))  # w_0 and w_1 = -w_0 from one solve: their outer product
@@ -415,20 +374,13 @@ class SystemSolver:
         """Weights of every class, one row each, ``stats.dim`` columns (0 before ``first``).
 
         From ``ONE_THREAD_MIN_DIM`` columns on, BLAS runs on one thread meanwhile (see
-        `_openblas_thread_setters`).
+        `river_nrrls._threads`).
 
         """
         if stats.dim < ONE_THREAD_MIN_DIM:
             return self._solve(stats)
-        with self.blas_threads(stats.dim):
+        with one_blas_thread(stats.dim):
             return self._solve(stats)
-
-    @staticmethod
-    def blas_threads(dim: int):
-        """A context running BLAS on one thread when ``dim`` >= ``ONE_THREAD_MIN_DIM``."""
-        if not _THREAD_SETTERS or dim < ONE_THREAD_MIN_DIM:
-            return contextlib.nullcontext()
-        return _OneThread()
 
     def _solve(self, stats: ClassStatistics) -> np.ndarray:
         n_classes, first, dim = len(stats.labels), self.first, stats.dim

@@ -18,7 +18,7 @@ import pytest
 from reference import TERReference, assert_model_matches, model_matrix, relative_error
 from river import base
 
-from river_nrrls import NRRLS, _solver
+from river_nrrls import NRRLS, _solver, _threads
 
 RTOL = 1e-9
 
@@ -359,13 +359,14 @@ def test_the_solver_strategy_is_not_a_parameter():
 
 def test_a_wide_solve_restores_the_callers_blas_threading():
     """The solver runs BLAS on one thread from ONE_THREAD_MIN_DIM columns on (OpenBLAS's
-    thread-local setter) and gives the caller its own setting back. (With another BLAS there
-    is no setter and nothing to restore; the wheels this project tests with bundle OpenBLAS.)"""
+    setter, found by river_nrrls._threads) and gives the caller its own setting back. (With
+    another BLAS there is no setter and nothing to restore; the wheels this project tests with
+    bundle OpenBLAS.)"""
     rows, labels = _stream(30, _solver.ONE_THREAD_MIN_DIM + 5, seed=12)
     model = NRRLS()
     for x, y in zip(rows, labels):
         model.learn_one(x, y)
-    setters = _solver._THREAD_SETTERS
+    setters = _threads.THREAD_SETTERS
     previous = [setter(2) for setter in setters]
     try:
         model.predict_one(rows[0])
