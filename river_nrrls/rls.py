@@ -253,8 +253,10 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         if size == 0 or self._arrivals == 0:
             self._solution = np.zeros(size)
             return
-        solution, info = lapack.dtrtrs(factor[:, :size], factor[:size, size], lda=size + 1)
-        if info != 0 or not np.isfinite(solution).all():
+        # (a, b, lower, trans, unitdiag, lda, overwrite_b) by position: f2py parses keyword
+        # arguments for ~0.4 us each, as much as the solve itself at small d
+        solution, info = lapack.dtrtrs(factor[:, :size], factor[:size, size], 0, 0, 0, size + 1)
+        if info != 0 or not math.isfinite(solution.sum()):
             upper = np.triu(factor[:size, :size])
             diagonal = np.diagonal(upper).copy()
             dead = np.abs(diagonal) <= np.abs(diagonal).max() * 1e-300
@@ -373,7 +375,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         blas.dsyr(mass, augmented, 0, 1, 0, size + 1, self._scatter, 1)
         row = augmented[None, self._first :] * math.sqrt(mass)
         # QR of [R; sqrt(m) [x, y]]: R^T R += m [x, y][x, y]^T, O(d^2), in place
-        lapack.dtpqrt(0, 1, self._factor, row, overwrite_a=1, overwrite_b=1)
+        lapack.dtpqrt(0, 1, self._factor, row, 1, 1)  # (..., overwrite_a, overwrite_b)
         self._arrivals += 1
         self._bound = bound * forgetting if bound is not None else None
         self._solve()

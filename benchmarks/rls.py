@@ -1,0 +1,231 @@
+"""RLSRegressor against river's regressors (and padasip's FilterRLS): speed and accuracy.
+
+Run:  python benchmarks/rls.py            (about 3 minutes; writes benchmarks/results/rls.md)
+      python benchmarks/rls.py --quick    (fewer samples and repeats, prints only)
+
+1. Time per sample of a prequential step (``predict_one`` then ``learn_one``) on a dense
+   random stream of d features, d = 8, 22, 128, 512, after a warm-up: the best of several
+   repeats of a block of steps, in microseconds, with the ratio to river's
+   ``BayesianLinearRegression`` measured in the same run. padasip's ``FilterRLS`` (the textbook
+   P-matrix recursion, arrays in and out) gets the dict-to-array conversion in its time.
+2. Prequential MAE and RMSE (``evaluate.progressive_val_score``) on river's bundled
+   ``TrumpApproval``, ``ChickWeights``, ``WaterFlow`` (its one datetime as the hour, one-hot but
+   for hour 0, and the day of the week) and the drifting ``synth.FriedmanDrift`` (gradual
+   drift, 5,000 samples), with and without a ``StandardScaler`` in front.
+
+statsmodels' ``RecursiveLS`` is not in the tables: it is a batch state-space fit of a whole
+array (no per-sample predict/learn), and statsmodels is not a dependency of the test
+environment. The machine is shared: read the ratios, which come from the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import river
+from river import base, datasets, evaluate, linear_model, metrics, preprocessing
+from river.datasets import synth
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from river_nrrls import RLSRegressor  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results" / "rls.md"
+
+try:
+    import padasip
+except ImportError:  # optional
+    padasip = None
+
+
+class PadasipRLS(base.Regressor):
+    """padasip's FilterRLS behind river's predict_one/learn_one (fixed, known features; a
+    constant 1 for the intercept; P_0 = I / l2 with l2 = 1, forgetting mu)."""
+
+    def __init__(self, features: list, forgetting: float = 1.0):
+        self.features = list(features)
+        self.forgetting = forgetting
+        self.filter = padasip.filters.FilterRLS(len(features) + 1, mu=forgetting, eps=1.0,
+                                                w="zeros")
+
+    def _array(self, x: dict) -> np.ndarray:
+        return np.array([1.0] + [float(x.get(f, 0.0)) for f in self.features])
+
+    def predict_one(self, x: dict) -> float:
+        return float(self.filter.predict(self._array(x)))
+
+    def learn_one(self, x: dict, y: float) -> None:
+        self.filter.adapt(float(y), self._array(x))
+
+
+def _models(features: list | None, drifting: bool) -> dict:
+    models = {
+        "river LinearRegression": lambda: linear_model.LinearRegression(),
+        "river BayesianLinearRegression": lambda: linear_model.BayesianLinearRegression(),
+        "river BayesianLinearRegression(smoothing=0.99)": lambda: (
+            linear_model.BayesianLinearRegression(smoothing=0.99)
+        ),
+        "river BayesianLinearRegression(smoothing=0.9)": lambda: (
+            linear_model.BayesianLinearRegression(smoothing=0.9)
+        ),
+        "RLSRegressor": lambda: RLSRegressor(),
+        "RLSRegressor(forgetting=0.99)": lambda: RLSRegressor(forgetting=0.99),
+        "RLSRegressor(forgetting=0.9)": lambda: RLSRegressor(forgetting=0.9),
+    }
+    if padasip is not None and features is not None:
+        models["padasip FilterRLS(mu=1)"] = lambda: PadasipRLS(features)
+        models["padasip FilterRLS(mu=0.99)"] = lambda: PadasipRLS(features, 0.99)
+    return models
+
+
+# ------------------------------------------------------------------------------ speed
+
+
+def _dense_stream(d: int, n: int, seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    coefficients = rng.normal(size=d)
+    y = X @ coefficients + 0.1 * rng.normal(size=n)
+    names = [f"x{j}" for j in range(d)]
+    return [(dict(zip(names, row)), float(target)) for row, target in zip(X.tolist(), y)]
+
+
+def _time_steps(model, samples: list, warmup: int, repeats: int) -> float:
+    for x, y in samples[:warmup]:
+        model.predict_one(x)
+        model.learn_one(x, y)
+    block = samples[warmup:]
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for x, y in block:
+            model.predict_one(x)
+            model.learn_one(x, y)
+        best = min(best, time.perf_counter() - start)
+    return best / len(block) * 1e6
+
+
+def speed(quick: bool) -> list[list]:
+    rows = []
+    sizes = {8: 3000, 22: 2000, 128: 400, 512: 60}
+    for d, n in sizes.items():
+        if quick:
+            n = max(20, n // 10)
+        samples = _dense_stream(d, n + 50)
+        features = [f"x{j}" for j in range(d)]
+        times = {}
+        for name, make in _models(features, drifting=False).items():
+            if "smoothing" in name and d == 512 and quick:
+                continue
+            times[name] = _time_steps(make(), samples, warmup=50, repeats=2 if quick else 3)
+        reference = times["river BayesianLinearRegression"]
+        for name, us in times.items():
+            rows.append([d, name, f"{us:,.1f}", f"{us / reference:.2f}"])
+        print(f"d = {d}: " + ", ".join(f"{k} {v:,.1f} us" for k, v in times.items()), flush=True)
+    return rows
+
+
+# --------------------------------------------------------------------------- accuracy
+
+
+def _water(x: dict) -> dict:
+    hour = x["Time"].hour
+    features = {"weekday": float(x["Time"].weekday())}
+    if hour:
+        features[f"hour_{hour}"] = 1.0
+    return features
+
+
+def _datasets(quick: bool) -> dict:
+    friedman = 1000 if quick else 5000
+    return {
+        "TrumpApproval": (lambda: datasets.TrumpApproval(), None),
+        "ChickWeights": (lambda: datasets.ChickWeights(), None),
+        "WaterFlow": (
+            lambda: ((_water(x), y) for x, y in datasets.WaterFlow()),
+            ["weekday"] + [f"hour_{h}" for h in range(1, 24)],
+        ),
+        "FriedmanDrift (gradual)": (
+            lambda: synth.FriedmanDrift(
+                drift_type="gra", position=(friedman // 3, friedman // 2), seed=42
+            ).take(friedman),
+            list(range(10)),
+        ),
+    }
+
+
+def accuracy(quick: bool) -> list[list]:
+    rows = []
+    for dataset, (make_stream, features) in _datasets(quick).items():
+        if features is None:
+            features = list(next(iter(make_stream()))[0])
+        for name, make in _models(features, drifting=True).items():
+            for scaled in (False, True):
+                if scaled and name.startswith("padasip"):
+                    continue
+                model = make()
+                if scaled:
+                    model = preprocessing.StandardScaler() | model
+                metric = metrics.MAE() + metrics.RMSE()
+                try:
+                    evaluate.progressive_val_score(make_stream(), model, metric)
+                    mae, rmse = (f"{m.get():,.4f}" for m in metric)
+                except (ValueError, OverflowError, np.linalg.LinAlgError) as error:
+                    mae = rmse = f"fails ({type(error).__name__})"
+                label = f"StandardScaler + {name}" if scaled else name
+                rows.append([dataset, label, mae, rmse])
+        print(f"{dataset}: done", flush=True)
+    return rows
+
+
+def table(headers: list, rows: list) -> str:
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows)]
+    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+    return "\n".join(
+        [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+        + [line(r) for r in rows]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke test: prints only")
+    quick = parser.parse_args().quick
+    started = time.perf_counter()
+    speed_rows = speed(quick)
+    accuracy_rows = accuracy(quick)
+    versions = (
+        f"Python {platform.python_version()}, numpy {np.__version__}, river {river.__version__}"
+        + (", padasip 1.2.2" if padasip is not None else ", padasip not installed")
+        + f", {platform.machine()}"
+    )
+    text = "\n\n".join(
+        [
+            "# RLSRegressor against river's regressors",
+            f"Command: `python benchmarks/rls.py`. {versions}; a shared machine (2 cores, other "
+            "jobs running): compare within a table, through the ratios.",
+            "## Time per prequential step (predict_one + learn_one), dense random stream",
+            "Best of 3 repeats, microseconds per sample; ratio to river's "
+            "BayesianLinearRegression in the same run (< 1: faster).",
+            table(["d", "model", "us / sample", "ratio to BLR"], speed_rows),
+            "## Prequential MAE / RMSE",
+            "FriedmanDrift: gradual drift, 5,000 samples. WaterFlow: the hour (one-hot, hour 0 "
+            "the baseline) and the day of the week. Lower is better.",
+            table(["data set", "model", "MAE", "RMSE"], accuracy_rows),
+        ]
+    )
+    print(text)
+    print(f"\n{time.perf_counter() - started:.0f} s")
+    if not quick:
+        RESULTS.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
