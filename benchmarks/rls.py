@@ -21,7 +21,6 @@ environment. The machine is shared: read the ratios, which come from the same ru
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
 import platform
 import sys
