@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import sys
 import typing
@@ -33,6 +34,40 @@ _MAX_FLOAT = sys.float_info.max
 # to the true scale once a new sample's multiplier would exceed this. STATISTICS_LIMIT times it
 # stays far below the float overflow.
 _RESCALE_AT = 1e8
+# From this many regression columns on, learn_one delays the QR update of the factor: the rows
+# wait (at most _PENDING_ROWS of them) and the weights are corrected for them exactly (see
+# `_PendingRows`); one blocked QR then adds them all. Below it, one QR per row is cheaper.
+_DELAYED_MIN_DIM = 48
+_PENDING_ROWS = 32
+_PIVOT_SPREAD = 1e3  # largest ratio of R11's pivots for delayed updates (see _start_pending)
+
+
+@dataclasses.dataclass(slots=True)
+class _PendingRows:
+    """Rows learnt but not yet in the factor R, and what the exact weights need of them.
+
+    With V the pending rows sqrt(m) [x, y] (x part V_x, y part v), the system is
+    M = R11^T R11 + V_x^T V_x and b = R11^T z + V_x^T v. With U = R11^{-T} V_x^T (one
+    triangular solve per row) and G = I + U^T U (k x k, eigenvalues >= 1: well conditioned),
+
+        w = M^{-1} b = R11^{-1} (c - U G^{-1} U^T c),    c = z + U v
+
+    (Woodbury), so a row costs two triangular solves and O(d k) work, and every
+    ``_PENDING_ROWS`` rows one blocked QR (LAPACK dtpqrt, level 3) adds them to R.
+    """
+
+    rows: np.ndarray  # (K, n): sqrt(m) [x, y] of the pending rows
+    directions: np.ndarray  # U, (d, K), Fortran
+    gram: np.ndarray  # lower Cholesky factor of G = I + U^T U, (K, K), Fortran
+    combined: np.ndarray  # c = z + U v, (d,)
+    count: int = 0
+
+
+def _add_rows(factor: np.ndarray, rows: np.ndarray) -> None:
+    """R^T R += B^T B in place: the blocked QR of [R; B] (LAPACK dtpqrt, Householder)."""
+    block = np.asfortranarray(rows)
+    block_size = max(1, min(32, len(block), block.shape[1]))
+    lapack.dtpqrt(0, block_size, factor, block, 1, 1)  # (l, nb, a, b, overwrite_a, overwrite_b)
 
 
 def _check_target(y: typing.Any, where: str = "") -> float:
@@ -190,6 +225,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         self._arrivals = 0
         self._bound: float | None = 0.0  # >= every true diagonal entry of the scatter
         self._factor = self._factor_from_scatter()
+        self._pending: _PendingRows | None = None  # rows not in the factor yet (wide models)
         self._solution = np.zeros(self._factor.shape[0] - 1)  # weights of columns first:
 
     @classmethod
@@ -242,8 +278,77 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         return np.asfortranarray(linalg.qr(root, mode="r", check_finite=False)[0])
 
     def _refactor(self) -> None:
-        self._factor = self._factor_from_scatter()
+        self._factor = self._factor_from_scatter()  # the scatter holds the pending rows too
+        self._pending = None
         self._solve()
+
+    def _flush(self) -> None:
+        """Add the pending rows to the factor (one blocked QR); the weights are already exact."""
+        pending = self._pending
+        if pending is None:
+            return
+        self._pending = None
+        if pending.count:
+            _add_rows(self._factor, pending.rows[: pending.count])
+
+    def _flushed_factor(self) -> np.ndarray:
+        """R with the pending rows added, without changing the model (a copy if any)."""
+        pending = self._pending
+        if pending is None or not pending.count:
+            return self._factor
+        factor = np.array(self._factor, order="F")
+        _add_rows(factor, pending.rows[: pending.count])
+        return factor
+
+    def _start_pending(self) -> _PendingRows | None:
+        """Delayed updates for a wide model whose R11 is well conditioned (else None).
+
+        The Woodbury correction subtracts U G^{-1} U^T c from c, which cancels where U is
+        large: along the directions that R11 barely determines. So it is used only while the
+        pivots of R11 span less than _PIVOT_SPREAD (cond(M) >~ 1e6 otherwise, and then every
+        row goes through its own QR, backward stable whatever the conditioning).
+
+        """
+        factor = self._factor
+        size = factor.shape[0] - 1
+        diagonal = np.abs(np.diagonal(factor)[:size])
+        if not diagonal.min() * _PIVOT_SPREAD > diagonal.max():
+            return None
+        self._pending = _PendingRows(
+            rows=np.zeros((_PENDING_ROWS, size + 1)),
+            directions=np.zeros((size, _PENDING_ROWS), order="F"),
+            gram=np.zeros((_PENDING_ROWS, _PENDING_ROWS), order="F"),
+            combined=factor[:size, size].copy(),
+        )
+        return self._pending
+
+    def _learn_delayed(self, pending: _PendingRows, row: np.ndarray) -> None:
+        """Learn the row sqrt(m) [x, y] by the Woodbury correction of `_PendingRows`."""
+        factor = self._factor
+        size = factor.shape[0] - 1
+        k = pending.count
+        pending.rows[k] = row
+        # u = R11^{-T} sqrt(m) x: (a, b, lower, trans, unitdiag, lda) by position
+        direction, _ = lapack.dtrtrs(factor[:, :size], row[:size], 0, 1, 0, size + 1)
+        directions = pending.directions
+        directions[:, k] = direction
+        combined = pending.combined
+        combined += direction * row[size]  # c += u sqrt(m) y
+        gram = pending.gram
+        if k:  # the new row of G's Cholesky factor: L l = U^T u, l_kk^2 = 1 + u.u - l.l >= 1
+            coupling, _ = lapack.dtrtrs(gram[:k, :k], directions[:, :k].T @ direction, 1)
+            gram[k, :k] = coupling
+            gram[k, k] = math.sqrt(1.0 + direction @ direction - coupling @ coupling)
+        else:
+            gram[0, 0] = math.sqrt(1.0 + direction @ direction)
+        k += 1
+        pending.count = k
+        used = directions[:, :k]
+        correction, _ = lapack.dpotrs(gram[:k, :k], used.T @ combined, 1)  # G^{-1} U^T c
+        right = combined - used @ correction
+        self._solution, _ = lapack.dtrtrs(factor[:, :size], right, 0, 0, 0, size + 1)
+        if k == _PENDING_ROWS:
+            self._flush()
 
     def _solve(self) -> None:
         """w = R11^{-1} z (one triangular solve, O(d^2)); a zero pivot (a column that only
@@ -256,7 +361,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         # (a, b, lower, trans, unitdiag, lda, overwrite_b) by position: f2py parses keyword
         # arguments for ~0.4 us each, as much as the solve itself at small d
         solution, info = lapack.dtrtrs(factor[:, :size], factor[:size, size], 0, 0, 0, size + 1)
-        if info != 0 or not math.isfinite(solution.sum()):
+        if info != 0 or not math.isfinite(blas.ddot(solution, solution)):
             upper = np.triu(factor[:size, :size])
             diagonal = np.diagonal(upper).copy()
             dead = np.abs(diagonal) <= np.abs(diagonal).max() * 1e-300
@@ -268,6 +373,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
 
     def _rescale(self, scale: float) -> None:
         """Divide the stored statistics by ``scale``: they become the true ones (sigma = 1)."""
+        self._flush()
         self._scatter /= scale
         self._factor /= math.sqrt(scale)
         self._penalty_scale /= scale
@@ -278,6 +384,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         there) with the current ridge term on the factor's diagonal. The target stays last."""
         if not new_features:
             return
+        self._flush()
         old = self._index.size
         self._index.add(new_features)
         size = self._index.size
@@ -357,8 +464,14 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         vector, new, _ = self._index.dense_one(x, grow=True)
         if weight == 0.0:
             return
-        bound = self._check_one_in_range(vector, target, weight, new)
-        self._grow(new)
+        bound = self._bound
+        if bound is not None:  # the usual case: |[x, y]|^2 w plus the bound stays in range
+            grown = (blas.ddot(vector, vector) + target * target) * weight + bound
+            bound = grown if grown <= STATISTICS_LIMIT else None
+        if bound is None:
+            bound = self._check_one_in_range(vector, target, weight, new)
+        if new:
+            self._grow(new)
         forgetting = self._forgetting
         if forgetting != 1.0:
             scale = self._scale / forgetting  # the past decays: lambda (true statistics)
@@ -373,12 +486,29 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         augmented[size] = target
         # [1, x, y] scatter += m [1, x, y][1, x, y]^T (upper triangle, in place)
         blas.dsyr(mass, augmented, 0, 1, 0, size + 1, self._scatter, 1)
-        row = augmented[None, self._first :] * math.sqrt(mass)
-        # QR of [R; sqrt(m) [x, y]]: R^T R += m [x, y][x, y]^T, O(d^2), in place
-        lapack.dtpqrt(0, 1, self._factor, row, 1, 1)  # (..., overwrite_a, overwrite_b)
+        row = augmented[self._first :]
+        if mass != 1.0:
+            row *= math.sqrt(mass)
         self._arrivals += 1
         self._bound = bound * forgetting if bound is not None else None
-        self._solve()
+        pending = self._pending
+        if pending is None and size - self._first >= _DELAYED_MIN_DIM:
+            pending = self._start_pending()
+        if pending is not None:
+            self._learn_delayed(pending, row)
+            return
+        # QR of [R; sqrt(m) [x, y]]: R^T R += m [x, y][x, y]^T, O(d^2), R in place (one row:
+        # C- and F-contiguous, no copy)
+        factor = self._factor
+        lapack.dtpqrt(0, 1, factor, row[None, :], 1, 1)  # (..., overwrite_a, overwrite_b)
+        # w = R11^{-1} z: (a, b, lower, trans, unitdiag, lda) by position, as in `_solve`
+        columns = len(row) - 1
+        solution, info = lapack.dtrtrs(factor[:, :columns], factor[:columns, columns], 0, 0, 0,
+                                       columns + 1)
+        if info or not math.isfinite(blas.ddot(solution, solution)):
+            self._solve()  # a zero pivot: the careful way
+        else:
+            self._solution = solution
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would (up to
@@ -408,6 +538,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
             return
         self._y_name = getattr(y, "name", None)  # river names predict_many's Series after y
         augmented = np.column_stack((matrix, targets))
+        self._flush()
         forgetting = self._forgetting
         if forgetting == 1.0:
             self._add_block(augmented, weights)
@@ -428,9 +559,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         weighted = augmented * masses[:, None]
         scatter = augmented.T @ weighted
         self._scatter += np.triu(scatter)  # upper triangle authoritative
-        block = np.asfortranarray(augmented[:, self._first :] * np.sqrt(masses)[:, None])
-        block_size = max(1, min(32, len(block), block.shape[1]))
-        lapack.dtpqrt(0, block_size, self._factor, block, overwrite_a=1, overwrite_b=1)
+        _add_rows(self._factor, augmented[:, self._first :] * np.sqrt(masses)[:, None])
 
     @staticmethod
     def _targets(y: typing.Any) -> np.ndarray:
@@ -563,9 +692,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         distribution (see the Notes of the class) at the cost of one triangular solve."""
         vector = self._index.dense_one(x, grow=False).vector
         first = self._first
-        mean = blas.ddot(self._solution, vector[first:]) if first == 0 else float(
-            self._solution @ vector[first:]
-        )
+        mean = blas.ddot(self._solution, vector if first == 0 else vector[first:])
         if not math.isfinite(mean):
             self._refuse_overflow(vector)
         if not with_dist:
@@ -578,7 +705,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
     def noise_variance(self) -> float:
         """s^2 = RSS / (N - p): the residual variance of the fit; 1 while the mass N is no
         larger than the number p of fitted columns (no estimate yet)."""
-        factor = self._factor
+        factor = self._flushed_factor()
         size = factor.shape[0] - 1
         penalised = self._solution[self._penalised(size)]
         with np.errstate(over="ignore"):
@@ -592,7 +719,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
     def _predictive_variance(self, x: dict, vector: np.ndarray) -> float:
         """s^2 (1 + x^T P x), P the inverse of the true regularised scatter (inf where it is
         singular: a free intercept before the first sample)."""
-        factor = self._factor
+        factor = self._flushed_factor()
         size = factor.shape[0] - 1
         unknown = sum(
             value * value for name, value in validate_one(x).items() if name not in self._index

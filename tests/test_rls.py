@@ -17,7 +17,7 @@ import pytest
 from reference import RidgeReference
 from river import compose, datasets, drift, evaluate, metrics, preprocessing
 
-from river_nrrls import PolynomialExtender, RLSRegressor, merge
+from river_nrrls import PolynomialExtender, RLSRegressor, merge, rls
 
 RTOL = 1e-9
 SETTINGS = [
@@ -27,6 +27,17 @@ SETTINGS = [
     {"penalize_intercept": True, "forgetting": 0.8, "l2": 2.0},
     {"l2": 1e-6},
 ]
+
+
+@pytest.fixture(params=["direct", "delayed"])
+def update_path(request, monkeypatch):
+    """Both ways learn_one updates the factor, on every stream: one QR per row (narrow models)
+    and the delayed rows with their exact Woodbury correction (wide models), forced here at
+    every width with 5 pending rows at most, so that the flushes happen often."""
+    if request.param == "delayed":
+        monkeypatch.setattr(rls, "_DELAYED_MIN_DIM", 0)
+        monkeypatch.setattr(rls, "_PENDING_ROWS", 5)
+    return request.param
 
 
 def _stream(n: int, seed: int = 0, sparse: bool = True):
@@ -57,7 +68,7 @@ def _reference(rows, targets, weights=None, **params) -> RidgeReference:
 
 @pytest.mark.parametrize("params", SETTINGS)
 @pytest.mark.parametrize("weighted", [False, True])
-def test_learn_one_matches_the_batch_ridge_after_every_prefix(params, weighted):
+def test_learn_one_matches_the_batch_ridge_after_every_prefix(params, weighted, update_path):
     rows, targets, weights = _stream(200, seed=len(params))
     model = RLSRegressor(**params)
     for i, (x, y, w) in enumerate(zip(rows, targets, weights)):
@@ -88,7 +99,7 @@ def _bundled(name: str):
 
 @pytest.mark.parametrize("name", ["TrumpApproval", "ChickWeights", "WaterFlow"])
 @pytest.mark.parametrize("forgetting", [1.0, 0.98])
-def test_bundled_regression_sets_after_every_prefix(name, forgetting):
+def test_bundled_regression_sets_after_every_prefix(name, forgetting, update_path):
     """TrumpApproval's ``ordinal_date`` (~7.4e5, varying by hundreds) is nearly collinear with
     the free intercept: the coefficients have a condition number of ~1e8, so any two
     backward-stable solvers (the reference's lstsq included) agree on them to ~1e-8 only. The
@@ -106,7 +117,7 @@ def test_bundled_regression_sets_after_every_prefix(name, forgetting):
             assert ref.relative_error(model) <= 1e-6, (name, i)
 
 
-def test_ill_conditioned_stream():
+def test_ill_conditioned_stream(update_path):
     """Two features equal up to 1e-3 and a third of ~1e3 that varies by 1 beside the intercept,
     a tiny ridge: a condition number of ~1e6 for the coefficients (the fitted values to 1e-9
     and the coefficients to 1e-9 need both solvers stable; see the bundled sets for worse)."""
@@ -126,7 +137,7 @@ def test_ill_conditioned_stream():
 
 
 @pytest.mark.parametrize("forgetting", [0.99, 0.9])
-def test_long_forgetting_run_does_not_drift(forgetting):
+def test_long_forgetting_run_does_not_drift(forgetting, update_path):
     """2 x 10^5 steps (10^6 take ~20 s: the same code path; the scale is renormalised every
     ~1800 arrivals at lambda = 0.99, 170 at 0.9). The reference is the batch problem over the
     samples whose mass is above 1e-30 of the newest (the others, and the ridge term
@@ -157,7 +168,7 @@ def _frame(rows, columns=None) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("params", SETTINGS)
-def test_learn_many_equals_the_learn_one_loop(params):
+def test_learn_many_equals_the_learn_one_loop(params, update_path):
     rows, targets, weights = _stream(230, seed=11)
     columns = sorted({k for row in rows for k in row}, key=lambda k: int(k[1:]))
     one, many = RLSRegressor(**params), RLSRegressor(**params)
@@ -179,7 +190,7 @@ def test_learn_many_equals_the_learn_one_loop(params):
     np.testing.assert_allclose(predictions.to_numpy(), expected, rtol=1e-9, atol=1e-9)
 
 
-def test_merge_is_the_model_of_both_streams():
+def test_merge_is_the_model_of_both_streams(update_path):
     rows, targets, weights = _stream(240, seed=2)
     parts = [(0, 70), (70, 71), (71, 240)]
     models = []
@@ -247,7 +258,7 @@ def test_dask_fit_and_predict():
         nrrls_dask.fit(ddf, "target", RLSRegressor(forgetting=0.9))
 
 
-def test_predictive_distribution_from_the_statistics():
+def test_predictive_distribution_from_the_statistics(update_path):
     rows, targets, _ = _stream(120, seed=6, sparse=False)
     model = RLSRegressor(l2=0.7)
     for x, y in zip(rows, targets):
@@ -294,7 +305,9 @@ BAD_CALLS = [
 
 @pytest.mark.parametrize("forgetting", [1.0, 0.9])
 @pytest.mark.parametrize(("call", "error", "message"), BAD_CALLS)
-def test_bad_input_is_refused_and_the_model_left_unchanged(call, error, message, forgetting):
+def test_bad_input_is_refused_and_the_model_left_unchanged(
+    call, error, message, forgetting, update_path
+):
     model = RLSRegressor(forgetting=forgetting)
     for i in range(20):
         model.learn_one({"a": float(i), "b": float(i % 3)}, float(i))
@@ -374,7 +387,7 @@ def test_polynomial_features_fit_a_quadratic_exactly():
     )
 
 
-def test_drift_detector_resets_to_the_batch_ridge_of_the_new_concept():
+def test_drift_detector_resets_to_the_batch_ridge_of_the_new_concept(update_path):
     """ADWIN on the absolute errors; on a detected drift the model restarts (clone): it is then
     the batch ridge of the samples since the restart, and it follows the new concept."""
     rng = np.random.default_rng(12)
@@ -403,3 +416,28 @@ def test_drift_detector_resets_to_the_batch_ridge_of_the_new_concept():
     for x, y in zip(rows, targets):
         static.learn_one(x, y)
     assert abs(static.predict_one(rows[-1]) - targets[-1]) > 0.5
+
+
+def test_a_wide_model_delays_its_updates_and_stays_exact():
+    """60 features: learn_one keeps up to 32 rows pending (the Woodbury correction) and adds
+    them with one blocked QR; the weights match the batch ridge after every prefix, with a
+    feature that emerges in the middle (a flush, then growth) and forgetting."""
+    rng = np.random.default_rng(21)
+    rows, targets = [], []
+    model = RLSRegressor(forgetting=0.999)
+    delayed = 0
+    for i in range(150):
+        width = 60 if i < 70 else 61
+        row = {f"x{j}": float(v) for j, v in enumerate(rng.normal(size=width))}
+        rows.append(row)
+        targets.append(float(sum(row.values()) + rng.normal()))
+        model.learn_one(row, targets[-1])
+        delayed += model._pending is not None and model._pending.count > 0
+        ref = _reference(rows, targets, forgetting=0.999)
+        assert ref.relative_error(model) <= RTOL, i
+    assert delayed > 100
+    dist = model.predict_one(rows[0], with_dist=True)
+    flushed = pickle.loads(pickle.dumps(model))
+    flushed._flush()
+    assert dist.sigma == pytest.approx(flushed.predict_one(rows[0], with_dist=True).sigma)
+    assert model.noise_variance == pytest.approx(flushed.noise_variance, rel=1e-9)
