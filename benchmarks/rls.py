@@ -1,6 +1,6 @@
 """RLSRegressor against river's regressors (and padasip's FilterRLS): speed and accuracy.
 
-Run:  python benchmarks/rls.py            (about 3 minutes; writes benchmarks/results/rls.md)
+Run:  python benchmarks/rls.py            (about a minute; writes benchmarks/results/rls.md)
       python benchmarks/rls.py --quick    (fewer samples and repeats, prints only)
 
 1. Time per sample of a prequential step (``predict_one`` then ``learn_one``) on a dense
@@ -22,15 +22,21 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import platform
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import river
+# One BLAS thread for every model (before numpy is imported): on a shared 2-core machine extra
+# threads only slow the small matrices down (see conftest.py), and all models get the same.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import numpy as np  # noqa: E402
+import river  # noqa: E402
 from river import base, datasets, evaluate, linear_model, metrics, preprocessing
-from river.datasets import synth
+from river.datasets import synth  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -123,7 +129,7 @@ def speed(quick: bool) -> list[list]:
         for name, make in _models(features, drifting=False).items():
             if "smoothing" in name and d == 512 and quick:
                 continue
-            times[name] = _time_steps(make(), samples, warmup=50, repeats=2 if quick else 3)
+            times[name] = _time_steps(make(), samples, warmup=50, repeats=2 if quick else 5)
         reference = times["river BayesianLinearRegression"]
         for name, us in times.items():
             rows.append([d, name, f"{us:,.1f}", f"{us / reference:.2f}"])
@@ -211,7 +217,7 @@ def main() -> None:
             f"Command: `python benchmarks/rls.py`. {versions}; a shared machine (2 cores, other "
             "jobs running): compare within a table, through the ratios.",
             "## Time per prequential step (predict_one + learn_one), dense random stream",
-            "Best of 3 repeats, microseconds per sample; ratio to river's "
+            "One BLAS thread. Best of 5 repeats, microseconds per sample; ratio to river's "
             "BayesianLinearRegression in the same run (< 1: faster).",
             table(["d", "model", "us / sample", "ratio to BLR"], speed_rows),
             "## Prequential MAE / RMSE",
