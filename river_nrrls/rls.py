@@ -507,6 +507,8 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         lapack.dtpqrt(0, 1, factor, row[None, :], 1, 1)  # (..., overwrite_a, overwrite_b)
         # w = R11^{-1} z: (a, b, lower, trans, unitdiag, lda) by position, as in `_solve`
         columns = len(row) - 1
+        if not columns:  # no intercept and no feature: nothing to solve
+            return
         solution, info = lapack.dtrtrs(factor[:, :columns], factor[:columns, columns], 0, 0, 0,
                                        columns + 1)
         if info or not math.isfinite(blas.ddot(solution, solution)):
@@ -696,7 +698,10 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         distribution (see the Notes of the class) at the cost of one triangular solve."""
         vector = self._index.dense_one(x, grow=False).vector
         first = self._first
-        mean = blas.ddot(self._solution, vector if first == 0 else vector[first:])
+        solution = self._solution
+        mean = 0.0  # no intercept and no feature yet: nothing to multiply
+        if len(solution):
+            mean = blas.ddot(solution, vector if first == 0 else vector[first:])
         if not math.isfinite(mean):
             self._refuse_overflow(vector)
         if not with_dist:

@@ -441,3 +441,16 @@ def test_a_wide_model_delays_its_updates_and_stays_exact():
     flushed._flush()
     assert dist.sigma == pytest.approx(flushed.predict_one(rows[0], with_dist=True).sigma)
     assert model.noise_variance == pytest.approx(flushed.noise_variance, rel=1e-9)
+
+
+def test_no_intercept_and_no_feature():
+    """intercept=False and empty samples: nothing to fit, the prediction is 0, and the noise
+    variance is the mean square of the targets (RSS / N with no fitted column)."""
+    model = RLSRegressor(intercept=False)
+    assert model.predict_one({}) == 0.0
+    for y in (1.0, -3.0, 2.0):
+        model.learn_one({}, y)
+    assert model.predict_one({}) == 0.0
+    assert model.noise_variance == pytest.approx((1 + 9 + 4) / 3)
+    dist = model.predict_one({"new": 2.0}, with_dist=True)
+    assert dist.sigma**2 == pytest.approx(14 / 3 * (1 + 4.0 / 1.0))
