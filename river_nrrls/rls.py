@@ -30,10 +30,12 @@ from ._parameters import LiveParameters
 __all__ = ["RLSRegressor"]
 
 _MAX_FLOAT = sys.float_info.max
-# The statistics are kept in a growing scale (see `RLSRegressor`, Notes): they are divided back
-# to the true scale once a new sample's multiplier would exceed this. STATISTICS_LIMIT times it
-# stays far below the float overflow.
-_RESCALE_AT = 1e8
+# With forgetting, the stored statistics are the true ones times ``_scale``: rather than decay
+# the past by lambda at every arrival (an O(d^2) pass), a new sample gets the mass w * _scale,
+# and _scale grows by 1/lambda. They are divided back to the true scale (an exact common
+# factor: the weights do not depend on it) before _scale would exceed this; STATISTICS_LIMIT
+# times it stays below the float overflow.
+_RESCALE_AT = 1e4
 # From this many regression columns on, learn_one delays the QR update of the factor: the rows
 # wait (at most _PENDING_ROWS of them) and the weights are corrected for them exactly (see
 # `_PendingRows`); one blocked QR then adds them all. Below it, one QR per row is cheaper.
@@ -548,9 +550,13 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         forgetting = self._forgetting
         if forgetting == 1.0:
             self._add_block(augmented, weights)
+        elif 1.0 / forgetting > _RESCALE_AT:  # every arrival rescales, as in learn_one
+            for row, weight in zip(augmented, weights):
+                self._rescale(self._scale / forgetting)
+                self._add_block(row[None, :], np.array([weight]))
         else:
             self._rescale(self._scale)  # sigma = 1, then chunks that stay below _RESCALE_AT
-            chunk = max(1, int(math.log(_RESCALE_AT) / -math.log(forgetting)))
+            chunk = int(math.log(_RESCALE_AT) / -math.log(forgetting))
             for start in range(0, len(targets), chunk):
                 rows = augmented[start : start + chunk]
                 growth = np.float_power(forgetting, -np.arange(1, len(rows) + 1, dtype=float))
