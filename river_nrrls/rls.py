@@ -96,15 +96,15 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
     problem in which every term has aged alike.
 
     The model keeps the upper-triangular factor ``R`` of the regularised, decayed scatter of
-    ``[x, 1, y]`` (``R^T R = [X 1 y]^T diag(m) [X 1 y] + l2_t I``; an inverse-free QR-RLS, the
-    "square-root information" form) and updates it with LAPACK's Householder QR of ``R`` and
-    the new row (``dtpqrt``): O(d^2) per ``learn_one``, backward stable, it never loses
-    symmetry or definiteness (the textbook recursion of the inverse ``P`` does, under
-    forgetting). The weights are one triangular solve away (O(d^2), done at learn time), so
-    ``predict_one`` is a dot product, O(d). From 48 columns on, while ``R`` is well
-    conditioned, ``learn_one`` lets up to 32 rows wait and corrects the weights for them
-    exactly (Woodbury: two triangular solves a row), then adds them to ``R`` with one blocked
-    QR, several times faster than a QR per row at large d.
+    ``[1, x, y]`` (``R^T R = [1 X y]^T diag(m) [1 X y] + l2_t J``, ``J`` the identity on the
+    penalised columns; an inverse-free QR-RLS, the "square-root information" form) and updates
+    it with LAPACK's Householder QR of ``R`` and the new row (``dtpqrt``): O(d^2) per
+    ``learn_one``, backward stable, it never loses symmetry or definiteness (the textbook
+    recursion of the inverse ``P`` does, under forgetting). The weights are one triangular solve
+    away (O(d^2), done at learn time), so ``predict_one`` is a dot product, O(d). From 48
+    columns on, while ``R`` is well conditioned, ``learn_one`` lets up to 32 rows wait and
+    corrects the weights for them exactly (Woodbury: two triangular solves a row), then adds
+    them to ``R`` with one blocked QR, several times faster than a QR per row at large d.
 
     Parameters
     ----------
