@@ -199,6 +199,18 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
     1.0 MAE: 2.327531
     0.99 MAE: 2.147338
 
+    References
+    ----------
+    [^1]: Haykin, S. (2002). Adaptive Filter Theory, 4th edition: the chapters on the
+        exponentially weighted RLS filter (its initialisation and forgetting) and on
+        square-root (QR-decomposition-based) adaptive filters. Prentice Hall.
+    [^2]: Golub, G. H. and Van Loan, C. F. (2013). Matrix Computations, 4th edition, section
+        6.5 (updating matrix factorizations). Johns Hopkins University Press.
+    [^3]: Bishop, C. M. (2006). Pattern Recognition and Machine Learning, section 3.3 (the
+        predictive distribution of Bayesian linear regression). Springer.
+    [^4]: river issue #1378, "Recursive least squares".
+        [github.com/online-ml/river/issues/1378](https://github.com/online-ml/river/issues/1378)
+
     """
 
     def __init__(
