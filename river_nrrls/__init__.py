@@ -19,6 +19,7 @@ _ESTIMATORS = {
     "PolynomialExtender": ".poly",
     "PolynomialOrderSelector": ".model_selection",
     "OCSCA": ".ocsca",
+    "RLSRegressor": ".rls",
     "ARRLS": ".baselines",
     "IRRLS": ".baselines",
     "CWClassifier": ".baselines",
@@ -34,6 +35,7 @@ __all__ = [
     "PolynomialExtender",
     "PolynomialOrderSelector",
     "OCSCA",
+    "RLSRegressor",
     "ARRLS",
     "IRRLS",
     "CWClassifier",
@@ -60,6 +62,7 @@ if typing.TYPE_CHECKING:  # pragma: no cover - static analysers see the eager im
     from .nrrls import NRRLS
     from .ocsca import OCSCA
     from .poly import PolynomialExtender
+    from .rls import RLSRegressor
 
 
 def __getattr__(name: str) -> typing.Any:

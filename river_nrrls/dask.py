@@ -24,7 +24,7 @@ import copy
 import typing
 
 import pandas as pd
-from river import compose
+from river import base, compose
 
 from ._frames import label_index
 from ._merging import PipelineParts, is_mergeable, split_pipeline
@@ -307,6 +307,8 @@ def _scoring_inputs(model: NRRLS | compose.Pipeline, frame: dd.DataFrame):
     _final_nrrls(model)
     # A snapshot: the result does not change if the model keeps learning before it is computed.
     snapshot = copy.deepcopy(model)
+    if issubclass(type(_final_nrrls(snapshot)), base.Regressor):  # RLSRegressor: no classes
+        return [], dd.utils.make_meta(frame).index, dask.delayed(snapshot, traverse=False)
     labels = list(_final_nrrls(snapshot).n_samples)
     if labels:
         _final_nrrls(snapshot).weights  # solve once here, not once per partition  # noqa: B018
@@ -315,9 +317,11 @@ def _scoring_inputs(model: NRRLS | compose.Pipeline, frame: dd.DataFrame):
     return labels, empty_index, dask.delayed(snapshot, traverse=False)
 
 
-def _predict_partition(X: pd.DataFrame, model: NRRLS | compose.Pipeline) -> pd.Series:
+def _predict_partition(
+    X: pd.DataFrame, model: NRRLS | compose.Pipeline, dtype: typing.Any = object
+) -> pd.Series:
     predictions = model.predict_many(X)
-    return pd.Series(predictions.to_numpy(dtype=object), index=X.index, dtype=object)
+    return pd.Series(predictions.to_numpy(dtype=dtype), index=X.index, dtype=dtype)
 
 
 def _predict_proba_partition(
@@ -349,8 +353,10 @@ def predict(model: NRRLS | compose.Pipeline, frame: dd.DataFrame) -> dd.Series:
 
     """
     _, empty_index, shipped = _scoring_inputs(model, frame)
-    meta = pd.Series([], index=empty_index, dtype=object)
-    return frame.map_partitions(_predict_partition, shipped, meta=meta)
+    # A regressor (RLSRegressor) predicts floats; a classifier its labels, as objects.
+    dtype = float if issubclass(type(_final_nrrls(model)), base.Regressor) else object
+    meta = pd.Series([], index=empty_index, dtype=dtype)
+    return frame.map_partitions(_predict_partition, shipped, dtype, meta=meta)
 
 
 def predict_proba(model: NRRLS | compose.Pipeline, frame: dd.DataFrame) -> dd.DataFrame:

@@ -39,3 +39,4 @@ def test_river_check(estimator, check):
 def test_every_public_estimator_is_checked():
     names = {klass.__name__ for klass in _public_estimators()}
     assert "NRRLS" in names
+    assert "RLSRegressor" in names

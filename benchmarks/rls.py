@@ -1,0 +1,288 @@
+"""RLSRegressor against river's regressors (and padasip's FilterRLS): speed and accuracy.
+
+Run:  python benchmarks/rls.py            (about a minute; writes benchmarks/results/rls.md)
+      python benchmarks/rls.py --quick    (fewer samples and repeats, prints only)
+
+1. Time per sample of a prequential step (``predict_one`` then ``learn_one``) on a dense
+   random stream of d features, d = 8, 22, 128, 512, after a warm-up: the best of several
+   repeats of a block of steps, in microseconds, with the ratio to river's
+   ``BayesianLinearRegression`` measured in the same run. padasip's ``FilterRLS`` (the textbook
+   P-matrix recursion, arrays in and out) gets the dict-to-array conversion in its time.
+2. Prequential MAE and RMSE (``evaluate.progressive_val_score``) on river's bundled
+   ``TrumpApproval``, ``ChickWeights``, ``WaterFlow`` (its one datetime as the hour, one-hot but
+   for hour 0, and the day of the week) and the drifting ``synth.FriedmanDrift`` (gradual
+   drift, 5,000 samples), with and without a ``StandardScaler`` in front.
+
+statsmodels' ``RecursiveLS`` (optional: skipped when statsmodels is not installed) is a batch
+state-space fit of a whole array, not a per-sample learner: its rows give the time of that
+fit divided by the number of samples (no dicts, no per-sample call; not timed at d = 512,
+where it takes over a second a sample), and its prequential
+predictions use the filtered coefficients of the samples before each one (ordinary least
+squares, a diffuse start, no forgetting, no regularisation). The machine is shared: read the
+ratios, which come from the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+# One BLAS thread for every model (before numpy is imported): on a shared 2-core machine extra
+# threads only slow the small matrices down (see conftest.py), and all models get the same.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import numpy as np  # noqa: E402
+import river  # noqa: E402
+from river import base, datasets, evaluate, linear_model, metrics, preprocessing
+from river.datasets import synth  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from river_nrrls import RLSRegressor  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results" / "rls.md"
+
+try:
+    import padasip
+except ImportError:  # optional
+    padasip = None
+
+try:
+    from statsmodels.regression.recursive_ls import RecursiveLS
+except ImportError:  # optional
+    RecursiveLS = None
+
+
+def _recursive_ls(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """statsmodels' RecursiveLS of [1, X] -> y; the prequential predictions (0 first)."""
+    import warnings
+
+    design = np.column_stack((np.ones(len(X)), X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        filtered = RecursiveLS(y, design).fit().recursive_coefficients.filtered
+    predictions = np.zeros(len(y))
+    predictions[1:] = np.einsum("ij,ji->i", design[1:], filtered[:, :-1])
+    return np.nan_to_num(predictions, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+class PadasipRLS(base.Regressor):
+    """padasip's FilterRLS behind river's predict_one/learn_one (fixed, known features; a
+    constant 1 for the intercept; P_0 = I / l2 with l2 = 1, forgetting mu)."""
+
+    def __init__(self, features: list, forgetting: float = 1.0):
+        self.features = list(features)
+        self.forgetting = forgetting
+        self.filter = padasip.filters.FilterRLS(len(features) + 1, mu=forgetting, eps=1.0,
+                                                w="zeros")
+
+    def _array(self, x: dict) -> np.ndarray:
+        return np.array([1.0] + [float(x.get(f, 0.0)) for f in self.features])
+
+    def predict_one(self, x: dict) -> float:
+        return float(self.filter.predict(self._array(x)))
+
+    def learn_one(self, x: dict, y: float) -> None:
+        self.filter.adapt(float(y), self._array(x))
+
+
+def _models(features: list | None, drifting: bool) -> dict:
+    models = {
+        "river LinearRegression": lambda: linear_model.LinearRegression(),
+        "river BayesianLinearRegression": lambda: linear_model.BayesianLinearRegression(),
+        "river BayesianLinearRegression(smoothing=0.99)": lambda: (
+            linear_model.BayesianLinearRegression(smoothing=0.99)
+        ),
+        "river BayesianLinearRegression(smoothing=0.9)": lambda: (
+            linear_model.BayesianLinearRegression(smoothing=0.9)
+        ),
+        "RLSRegressor": lambda: RLSRegressor(),
+        "RLSRegressor(forgetting=0.99)": lambda: RLSRegressor(forgetting=0.99),
+        "RLSRegressor(forgetting=0.9)": lambda: RLSRegressor(forgetting=0.9),
+    }
+    if padasip is not None and features is not None:
+        models["padasip FilterRLS(mu=1)"] = lambda: PadasipRLS(features)
+        models["padasip FilterRLS(mu=0.99)"] = lambda: PadasipRLS(features, 0.99)
+    return models
+
+
+# ------------------------------------------------------------------------------ speed
+
+
+def _dense_stream(d: int, n: int, seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    coefficients = rng.normal(size=d)
+    y = X @ coefficients + 0.1 * rng.normal(size=n)
+    names = [f"x{j}" for j in range(d)]
+    return [(dict(zip(names, row)), float(target)) for row, target in zip(X.tolist(), y)]
+
+
+def _steps(model, block: list) -> float:
+    """Seconds for a prequential pass over ``block`` (predict_one, then learn_one)."""
+    start = time.perf_counter()
+    for x, y in block:
+        model.predict_one(x)
+        model.learn_one(x, y)
+    return time.perf_counter() - start
+
+
+def speed(quick: bool) -> list[list]:
+    """The models take turns on the same block of samples, repeat after repeat (so that the
+    load of a shared machine hits them alike); the best repeat of each counts."""
+    rows = []
+    sizes = {8: (200, 15), 22: (200, 15), 128: (100, 7), 512: (20, 5)}  # (block, repeats)
+    for d, (size, repeats) in sizes.items():
+        if quick:
+            size, repeats = max(5, size // 10), 2
+        samples = _dense_stream(d, size + 50)
+        features = [f"x{j}" for j in range(d)]
+        models = {
+            name: make()
+            for name, make in _models(features, drifting=False).items()
+            if not ("smoothing" in name and d == 512 and quick)
+        }
+        for model in models.values():
+            _steps(model, samples[:50])  # warm-up
+        block = samples[50:]
+        best = dict.fromkeys(models, math.inf)
+        for _ in range(repeats):
+            for name, model in models.items():
+                best[name] = min(best[name], _steps(model, block))
+        times = {name: seconds / len(block) * 1e6 for name, seconds in best.items()}
+        if RecursiveLS is not None and d <= 128:  # d = 512: over a second a sample
+            X = np.array([list(x.values()) for x, _ in samples])
+            y = np.array([target for _, target in samples])
+            best = math.inf
+            for _ in range(2 if quick or d > 22 else 5):
+                start = time.perf_counter()
+                _recursive_ls(X, y)
+                best = min(best, time.perf_counter() - start)
+            times["statsmodels RecursiveLS (batch fit / n)"] = best / len(samples) * 1e6
+        reference = times["river BayesianLinearRegression"]
+        for name, us in times.items():
+            rows.append([d, name, f"{us:,.1f}", f"{us / reference:.2f}"])
+        print(f"d = {d}: " + ", ".join(f"{k} {v:,.1f} us" for k, v in times.items()), flush=True)
+    return rows
+
+
+# --------------------------------------------------------------------------- accuracy
+
+
+def _water(x: dict) -> dict:
+    hour = x["Time"].hour
+    features = {"weekday": float(x["Time"].weekday())}
+    if hour:
+        features[f"hour_{hour}"] = 1.0
+    return features
+
+
+def _datasets(quick: bool) -> dict:
+    friedman = 1000 if quick else 5000
+    return {
+        "TrumpApproval": (lambda: datasets.TrumpApproval(), None),
+        "ChickWeights": (lambda: datasets.ChickWeights(), None),
+        "WaterFlow": (
+            lambda: ((_water(x), y) for x, y in datasets.WaterFlow()),
+            ["weekday"] + [f"hour_{h}" for h in range(1, 24)],
+        ),
+        "FriedmanDrift (gradual)": (
+            lambda: synth.FriedmanDrift(
+                drift_type="gra", position=(friedman // 3, friedman // 2), seed=42
+            ).take(friedman),
+            list(range(10)),
+        ),
+    }
+
+
+def accuracy(quick: bool) -> list[list]:
+    rows = []
+    for dataset, (make_stream, features) in _datasets(quick).items():
+        if features is None:
+            features = list(next(iter(make_stream()))[0])
+        for name, make in _models(features, drifting=True).items():
+            for scaled in (False, True):
+                if scaled and name.startswith("padasip"):
+                    continue
+                model = make()
+                if scaled:
+                    model = preprocessing.StandardScaler() | model
+                metric = metrics.MAE() + metrics.RMSE()
+                try:
+                    evaluate.progressive_val_score(make_stream(), model, metric)
+                    mae, rmse = (f"{m.get():,.4f}" for m in metric)
+                except (ValueError, OverflowError, np.linalg.LinAlgError) as error:
+                    mae = rmse = f"fails ({type(error).__name__})"
+                label = f"StandardScaler + {name}" if scaled else name
+                rows.append([dataset, label, mae, rmse])
+        if RecursiveLS is not None:
+            samples = list(make_stream())
+            X = np.array([[float(x.get(f, 0.0)) for f in features] for x, _ in samples])
+            y = np.array([float(target) for _, target in samples])
+            predictions = _recursive_ls(X, y)
+            metric = metrics.MAE() + metrics.RMSE()
+            for truth, prediction in zip(y.tolist(), predictions.tolist()):
+                metric.update(truth, prediction)
+            mae, rmse = (f"{m.get():,.4f}" for m in metric)
+            rows.append([dataset, "statsmodels RecursiveLS", mae, rmse])
+        print(f"{dataset}: done", flush=True)
+    return rows
+
+
+def table(headers: list, rows: list) -> str:
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows)]
+    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+    return "\n".join(
+        [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+        + [line(r) for r in rows]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke test: prints only")
+    quick = parser.parse_args().quick
+    started = time.perf_counter()
+    speed_rows = speed(quick)
+    accuracy_rows = accuracy(quick)
+    versions = (
+        f"Python {platform.python_version()}, numpy {np.__version__}, river {river.__version__}"
+        + (", padasip 1.2.2" if padasip is not None else ", padasip not installed")
+        + (
+            ", statsmodels " + __import__("statsmodels").__version__
+            if RecursiveLS is not None
+            else ", statsmodels not installed"
+        )
+        + f", {platform.machine()}"
+    )
+    text = "\n\n".join(
+        [
+            "# RLSRegressor against river's regressors",
+            f"Command: `python benchmarks/rls.py`. {versions}; a shared machine (2 cores, other "
+            "jobs running): compare within a table, through the ratios.",
+            "## Time per prequential step (predict_one + learn_one), dense random stream",
+            "One BLAS thread. The models take turns on the same block of samples (200 at "
+            "d = 8 and 22, 100 at 128, 20 at 512, after 50 of warm-up), 15, 15, 7 and 5 times; "
+            "the best turn counts. Microseconds per sample; ratio to river's "
+            "BayesianLinearRegression in the same run (< 1: faster).",
+            table(["d", "model", "us / sample", "ratio to BLR"], speed_rows),
+            "## Prequential MAE / RMSE",
+            "FriedmanDrift: gradual drift, 5,000 samples. WaterFlow: the hour (one-hot, hour 0 "
+            "the baseline) and the day of the week. Lower is better.",
+            table(["data set", "model", "MAE", "RMSE"], accuracy_rows),
+        ]
+    )
+    print(text)
+    print(f"\n{time.perf_counter() - started:.0f} s")
+    if not quick:
+        RESULTS.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

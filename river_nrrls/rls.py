@@ -1,0 +1,799 @@
+"""RLS: exact online ridge regression (recursive least squares) with a square-root factor."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import sys
+import typing
+
+import numpy as np
+import pandas as pd
+from river import base, proba
+from scipy import linalg
+from scipy.linalg import blas, lapack
+
+from ._checks import (
+    STATISTICS_LIMIT,
+    check_bool,
+    check_paired,
+    check_real,
+    row_name,
+    sample_weights,
+)
+from ._frames import as_frame, as_series, native_series
+from ._index import FeatureIndex, validate_one
+from ._merging import Mergeable
+from ._parameters import LiveParameters
+
+__all__ = ["RLSRegressor"]
+
+_MAX_FLOAT = sys.float_info.max
+# With forgetting, the stored statistics are the true ones times ``_scale``: rather than decay
+# the past by lambda at every arrival (an O(d^2) pass), a new sample gets the mass w * _scale,
+# and _scale grows by 1/lambda. They are divided back to the true scale (an exact common
+# factor: the weights do not depend on it) before _scale would exceed this; STATISTICS_LIMIT
+# times it stays below the float overflow.
+_RESCALE_AT = 1e4
+# From this many regression columns on, learn_one delays the QR update of the factor: the rows
+# wait (at most _PENDING_ROWS of them) and the weights are corrected for them exactly (see
+# `_PendingRows`); one blocked QR then adds them all. Below it, one QR per row is cheaper.
+_DELAYED_MIN_DIM = 48
+_PENDING_ROWS = 32
+_PIVOT_SPREAD = 1e3  # largest ratio of R11's pivots for delayed updates (see _start_pending)
+
+
+@dataclasses.dataclass(slots=True)
+class _PendingRows:
+    """Rows learnt but not yet in the factor R, and what the exact weights need of them.
+
+    With V the pending rows sqrt(m) [x, y] (x part V_x, y part v), the system is
+    M = R11^T R11 + V_x^T V_x and b = R11^T z + V_x^T v. With U = R11^{-T} V_x^T (one
+    triangular solve per row) and G = I + U^T U (k x k, eigenvalues >= 1: well conditioned),
+
+        w = M^{-1} b = R11^{-1} (c - U G^{-1} U^T c),    c = z + U v
+
+    (Woodbury), so a row costs two triangular solves and O(d k) work, and every
+    ``_PENDING_ROWS`` rows one blocked QR (LAPACK dtpqrt, level 3) adds them to R.
+    """
+
+    rows: np.ndarray  # (K, n): sqrt(m) [x, y] of the pending rows
+    directions: np.ndarray  # U, (d, K), Fortran
+    gram: np.ndarray  # lower Cholesky factor of G = I + U^T U, (K, K), Fortran
+    combined: np.ndarray  # c = z + U v, (d,)
+    count: int = 0
+
+
+def _add_rows(factor: np.ndarray, rows: np.ndarray) -> None:
+    """R^T R += B^T B in place: the blocked QR of [R; B] (LAPACK dtpqrt, Householder)."""
+    block = np.asfortranarray(rows)
+    block_size = max(1, min(32, len(block), block.shape[1]))
+    lapack.dtpqrt(0, block_size, factor, block, 1, 1)  # (l, nb, a, b, overwrite_a, overwrite_b)
+
+
+def _check_target(y: typing.Any, where: str = "") -> float:
+    """A regression target as a finite float; bools, strings and NaN/inf are refused."""
+    try:
+        return check_real("y", y)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{error}{where}") from None
+
+
+class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
+    """Recursive least squares: exact online (weighted, forgetting) ridge regression.
+
+    After every sample the weights equal the batch ridge solution on everything seen so far:
+
+        (w, b) = argmin  sum_i m_i (y_i - w.x_i - b)^2 + l2_t (|w|^2 + [penalize_intercept] b^2)
+
+    where ``m_i`` is sample ``i``'s mass: its weight ``w_i`` (river's ``learn_one(x, y, w)``,
+    1 by default) times lambda^(number of later arrivals), and ``l2_t = lambda^t l2`` with ``t``
+    the number of arrivals (samples of positive weight) so far. Without forgetting
+    (``forgetting = 1``) this is plain weighted ridge regression with the constant ``l2``. With
+    forgetting it is the classic exponentially weighted RLS filter (initial inverse scatter
+    ``I / l2``): the ridge term decays with the data, so the model is the batch solution of a
+    problem in which every term has aged alike.
+
+    The model keeps the upper-triangular factor ``R`` of the regularised, decayed scatter of
+    ``[1, x, y]`` (``R^T R = [1 X y]^T diag(m) [1 X y] + l2_t J``, ``J`` the identity on the
+    penalised columns; an inverse-free QR-RLS, the "square-root information" form) and updates
+    it with LAPACK's Householder QR of ``R`` and the new row (``dtpqrt``): O(d^2) per
+    ``learn_one``, backward stable, it never loses symmetry or definiteness (the textbook
+    recursion of the inverse ``P`` does, under forgetting). The weights are one triangular solve
+    away (O(d^2), done at learn time), so ``predict_one`` is a dot product, O(d). From 48
+    columns on, while ``R`` is well conditioned, ``learn_one`` lets up to 32 rows wait and
+    corrects the weights for them exactly (Woodbury: two triangular solves a row), then adds
+    them to ``R`` with one blocked QR, several times faster than a QR per row at large d.
+
+    Parameters
+    ----------
+    l2
+        Ridge constant (> 0): the prior precision of the weights relative to the noise's, as
+        ``alpha / beta`` in river's ``BayesianLinearRegression`` (1 by default there and here).
+        It must be positive, so that the solution is unique after every prefix.
+    forgetting
+        Exponential forgetting lambda in (0, 1]: every arrival multiplies the mass of the past
+        samples, and the ridge term, by lambda. ``1.0`` (no forgetting) is plain ridge.
+    intercept
+        Fit an intercept ``b`` (a constant feature 1).
+    penalize_intercept
+        Regularise the intercept with ``l2`` like the weights (the Bayesian prior of
+        ``BayesianLinearRegression`` on a constant feature). ``False`` (default): the intercept
+        is free, as in ordinary ridge regression, so the model does not need centred targets.
+
+    Attributes
+    ----------
+    weights
+        ``{feature: weight}``.
+    bias
+        The intercept ``b`` (0 when ``intercept=False``).
+    n_samples
+        The total mass ``sum_i m_i`` (the sample count without weights and forgetting).
+
+    Notes
+    -----
+    Features may appear at any time (exact: past samples had zeros there, and the new weight
+    is regularised by the current ``l2_t``) or be absent (zero). Non-numeric or non-finite
+    values, targets that are not finite real numbers (bools included), bad weights or a value
+    whose square would take a statistic beyond 1e300 raise an error naming the culprit and
+    leave the model exactly as it was.
+
+    ``learn_many`` equals the ``learn_one`` loop over its rows up to rounding (one blocked QR
+    update). ``a + b`` is the model trained on both streams (its state is sufficient
+    statistics: the weighted scatter of ``[1, x, y]``), for models without forgetting;
+    `river_nrrls.merge` and `river_nrrls.dask.fit` accept it, alone or at the end of a
+    pipeline of stateless transformers.
+
+    ``predict_one(x, with_dist=True)`` returns a Gaussian ``N(mu, sigma^2)`` from the same
+    statistics: ``mu = w.x + b`` and ``sigma^2 = s^2 (1 + x^T P x)``, the predictive variance of
+    ridge regression read as a Bayesian linear model with a Gaussian prior of precision
+    ``l2_t / s^2`` and homoscedastic Gaussian noise of variance ``s^2``. Here ``P`` is the
+    inverse of the regularised scatter (a feature the model has not seen counts with
+    ``1 / l2_t``), and the noise variance ``s^2 = RSS / (N - p)``, the residual sum of
+    squares (which the factor gives exactly: ``R``'s last diagonal entry squared is
+    ``RSS + l2_t |w|^2``) over the mass ``N`` minus the ``p`` fitted columns (``s^2 = 1``, as
+    ``BayesianLinearRegression``'s default noise, while ``N <= p``). It is the unbiased
+    estimate for unweighted samples without forgetting as ``l2`` goes to 0, and a plug-in
+    otherwise; the distribution ignores the uncertainty of ``s^2`` itself. Before the first
+    sample a free intercept is unknown: ``sigma`` is infinite.
+
+    With forgetting, ``l2_t`` underflows after about ``708 / -ln(lambda)`` arrivals (70 000 for
+    lambda = 0.99): the model is then the least-squares fit of the recent data, and a feature
+    whose every occurrence has been forgotten that long ago gets weight 0.
+
+    Sparse samples cost O(d^2) nevertheless: a rank-1 update of a triangular factor changes
+    its whole trailing block from the sample's first non-zero column on, and with an intercept
+    (the first column) that is the whole factor.
+
+    Examples
+    --------
+
+    >>> from river import datasets, evaluate, metrics
+    >>> from river_nrrls import RLSRegressor
+
+    >>> dataset = datasets.TrumpApproval()
+    >>> model = RLSRegressor()
+    >>> evaluate.progressive_val_score(dataset, model, metrics.MAE() + metrics.RMSE())
+    MAE: 0.506519
+    RMSE: 1.50092
+
+    The weights are those of the batch ridge regression on all the samples seen, and a
+    prediction can come with its uncertainty:
+
+    >>> round(model.weights["gallup"], 4), round(model.bias, 1)
+    (0.1823, -1491.3)
+    >>> x, y = next(iter(dataset))
+    >>> model.predict_one(x, with_dist=True), y
+    (𝒩(μ=43.236, σ=0.574), 43.75505)
+
+    Forgetting follows a drifting stream:
+
+    >>> from river.datasets import synth
+    >>> stream = synth.FriedmanDrift(drift_type="gra", position=(1000, 1500), seed=42)
+    >>> for forgetting in (1.0, 0.99):
+    ...     metric = evaluate.progressive_val_score(
+    ...         stream.take(2500), RLSRegressor(forgetting=forgetting), metrics.MAE()
+    ...     )
+    ...     print(forgetting, metric)
+    1.0 MAE: 2.327531
+    0.99 MAE: 2.147338
+
+    References
+    ----------
+    [^1]: Haykin, S. (2002). Adaptive Filter Theory, 4th edition: the chapters on the
+        exponentially weighted RLS filter (its initialisation and forgetting) and on
+        square-root (QR-decomposition-based) adaptive filters. Prentice Hall.
+    [^2]: Golub, G. H. and Van Loan, C. F. (2013). Matrix Computations, 4th edition, section
+        6.5 (updating matrix factorizations). Johns Hopkins University Press.
+    [^3]: Bishop, C. M. (2006). Pattern Recognition and Machine Learning, section 3.3 (the
+        predictive distribution of Bayesian linear regression). Springer.
+    [^4]: river issue #1378, "Recursive least squares".
+        [github.com/online-ml/river/issues/1378](https://github.com/online-ml/river/issues/1378)
+
+    """
+
+    def __init__(
+        self,
+        l2: float = 1.0,
+        forgetting: float = 1.0,
+        intercept: bool = True,
+        penalize_intercept: bool = False,
+    ):
+        self.l2 = l2
+        self.forgetting = forgetting
+        self.intercept = intercept
+        self.penalize_intercept = penalize_intercept
+        self._l2 = check_real("l2", l2, low=0.0, low_open=True)
+        self._forgetting = check_real("forgetting", forgetting, low=0.0, high=1.0, low_open=True)
+        check_bool("intercept", intercept)
+        check_bool("penalize_intercept", penalize_intercept)
+        self._first = 0 if intercept else 1  # first dense column the regression uses
+        self._init_state()
+
+    def _init_state(self) -> None:
+        # Column 0 is a constant 1: the intercept, and the mass slot of the scatter.
+        self._index = FeatureIndex(offset=1, fill=1.0)
+        # Weighted scatter of [1, x, y] (y last), in the growing scale: the true statistics are
+        # these divided by ``_scale`` (upper triangle authoritative).
+        self._scatter = np.zeros((2, 2), order="F")
+        self._scale = 1.0  # sigma: true statistics = stored ones / sigma
+        self._penalty_scale = 1.0  # the ridge term in the stored scale is l2 * _penalty_scale
+        self._arrivals = 0
+        self._bound: float | None = 0.0  # >= every true diagonal entry of the scatter
+        self._factor = self._factor_from_scatter()
+        self._pending: _PendingRows | None = None  # rows not in the factor yet (wide models)
+        self._solution = np.zeros(self._factor.shape[0] - 1)  # weights of columns first:
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"forgetting": 0.99}
+        yield {"l2": 0.1, "intercept": False}
+        yield {"penalize_intercept": True, "forgetting": 0.9}
+
+    def _adopt(self, trial: RLSRegressor, name: str) -> None:
+        """A parameter set after learning takes effect from the statistics (which no parameter
+        changes): the factor and the weights are rebuilt; a new ``forgetting`` applies to the
+        arrivals that follow."""
+        object.__setattr__(self, name, trial.__dict__[name])
+        for attribute in ("_l2", "_forgetting", "_first"):
+            object.__setattr__(self, attribute, trial.__dict__[attribute])
+        self._bound = None
+        self._refactor()
+
+    # ----------------------------------------------------------------- the factor
+
+    @property
+    def _penalty(self) -> float:
+        """The ridge constant in the stored scale: l2_t times sigma."""
+        return self._l2 * self._penalty_scale
+
+    def _penalised(self, size: int) -> np.ndarray:
+        """Which of the ``size`` regression columns (first:) the ridge term covers."""
+        mask = np.ones(size, dtype=bool)
+        if self._first == 0 and not self.penalize_intercept:
+            mask[0] = False
+        return mask
+
+    def _factor_from_scatter(self) -> np.ndarray:
+        """R with R^T R = the regularised scatter of [x, 1, y] (columns first:), from scratch."""
+        first = self._first
+        augmented = self._scatter[first:, first:]
+        augmented = np.triu(augmented) + np.triu(augmented, 1).T
+        size = augmented.shape[0] - 1
+        augmented[np.arange(size), np.arange(size)] += self._penalty * self._penalised(size)
+        try:
+            upper = linalg.cholesky(augmented, lower=False, check_finite=False)
+            if np.isfinite(upper).all():
+                return np.asfortranarray(upper)
+        except linalg.LinAlgError:
+            pass
+        # Semi-definite (a perfect fit, or no sample yet): a square root of the PSD matrix.
+        values, vectors = np.linalg.eigh(augmented)
+        root = np.sqrt(np.clip(values, 0.0, None))[:, None] * vectors.T
+        return np.asfortranarray(linalg.qr(root, mode="r", check_finite=False)[0])
+
+    def _refactor(self) -> None:
+        self._factor = self._factor_from_scatter()  # the scatter holds the pending rows too
+        self._pending = None
+        self._solve()
+
+    def _flush(self) -> None:
+        """Add the pending rows to the factor (one blocked QR); the weights are already exact."""
+        pending = self._pending
+        if pending is None:
+            return
+        self._pending = None
+        if pending.count:
+            _add_rows(self._factor, pending.rows[: pending.count])
+
+    def _flushed_factor(self) -> np.ndarray:
+        """R with the pending rows added, without changing the model (a copy if any)."""
+        pending = self._pending
+        if pending is None or not pending.count:
+            return self._factor
+        factor = np.array(self._factor, order="F")
+        _add_rows(factor, pending.rows[: pending.count])
+        return factor
+
+    def _start_pending(self) -> _PendingRows | None:
+        """Delayed updates for a wide model whose R11 is well conditioned (else None).
+
+        The Woodbury correction subtracts U G^{-1} U^T c from c, which cancels where U is
+        large: along the directions that R11 barely determines. So it is used only while the
+        pivots of R11 span less than _PIVOT_SPREAD (cond(M) >~ 1e6 otherwise, and then every
+        row goes through its own QR, backward stable whatever the conditioning).
+
+        """
+        factor = self._factor
+        size = factor.shape[0] - 1
+        diagonal = np.abs(np.diagonal(factor)[:size])
+        if not diagonal.min() * _PIVOT_SPREAD > diagonal.max():
+            return None
+        self._pending = _PendingRows(
+            rows=np.zeros((_PENDING_ROWS, size + 1)),
+            directions=np.zeros((size, _PENDING_ROWS), order="F"),
+            gram=np.zeros((_PENDING_ROWS, _PENDING_ROWS), order="F"),
+            combined=factor[:size, size].copy(),
+        )
+        return self._pending
+
+    def _learn_delayed(self, pending: _PendingRows, row: np.ndarray) -> None:
+        """Learn the row sqrt(m) [x, y] by the Woodbury correction of `_PendingRows`."""
+        factor = self._factor
+        size = factor.shape[0] - 1
+        k = pending.count
+        pending.rows[k] = row
+        # u = R11^{-T} sqrt(m) x: (a, b, lower, trans, unitdiag, lda) by position
+        direction, _ = lapack.dtrtrs(factor[:, :size], row[:size], 0, 1, 0, size + 1)
+        directions = pending.directions
+        directions[:, k] = direction
+        combined = pending.combined
+        combined += direction * row[size]  # c += u sqrt(m) y
+        gram = pending.gram
+        if k:  # the new row of G's Cholesky factor: L l = U^T u, l_kk^2 = 1 + u.u - l.l >= 1
+            coupling, _ = lapack.dtrtrs(gram[:k, :k], directions[:, :k].T @ direction, 1)
+            gram[k, :k] = coupling
+            gram[k, k] = math.sqrt(1.0 + direction @ direction - coupling @ coupling)
+        else:
+            gram[0, 0] = math.sqrt(1.0 + direction @ direction)
+        k += 1
+        pending.count = k
+        used = directions[:, :k]
+        correction, _ = lapack.dpotrs(gram[:k, :k], used.T @ combined, 1)  # G^{-1} U^T c
+        right = combined - used @ correction
+        self.__dict__["_solution"], _ = lapack.dtrtrs(factor[:, :size], right, 0, 0, 0, size + 1)
+        if k == _PENDING_ROWS:
+            self._flush()
+
+    def _solve(self) -> None:
+        """w = R11^{-1} z (one triangular solve, O(d^2)); a zero pivot (a column that only
+        ever held zeros since its ridge term underflowed) gets weight 0."""
+        factor = self._factor
+        size = factor.shape[0] - 1
+        if size == 0 or self._arrivals == 0:
+            self._solution = np.zeros(size)
+            return
+        # (a, b, lower, trans, unitdiag, lda, overwrite_b) by position: f2py parses keyword
+        # arguments for ~0.4 us each, as much as the solve itself at small d
+        solution, info = lapack.dtrtrs(factor[:, :size], factor[:size, size], 0, 0, 0, size + 1)
+        if info != 0 or not math.isfinite(blas.ddot(solution, solution)):
+            upper = np.triu(factor[:size, :size])
+            diagonal = np.diagonal(upper).copy()
+            dead = np.abs(diagonal) <= np.abs(diagonal).max() * 1e-300
+            upper[dead, :] = 0.0
+            upper[dead, dead] = 1.0
+            rhs = np.where(dead, 0.0, factor[:size, size])
+            solution = linalg.solve_triangular(upper, rhs, check_finite=False)
+        self._solution = solution
+
+    def _rescale(self, scale: float) -> None:
+        """Divide the stored statistics by ``scale``: they become the true ones (sigma = 1)."""
+        self._flush()
+        self._scatter /= scale
+        self._factor /= math.sqrt(scale)
+        self._penalty_scale /= scale
+        self._scale = 1.0
+
+    def _grow(self, new_features: list) -> None:
+        """Commit new features: zero scatter columns and factor rows (past samples had zeros
+        there) with the current ridge term on the factor's diagonal. The target stays last."""
+        if not new_features:
+            return
+        self._flush()
+        old = self._index.size
+        self._index.add(new_features)
+        size = self._index.size
+        scatter = np.zeros((size + 1, size + 1), order="F")
+        scatter[:old, :old] = self._scatter[:old, :old]
+        scatter[:old, size] = self._scatter[:old, old]
+        scatter[size, size] = self._scatter[old, old]
+        self._scatter = scatter
+        first = self._first
+        factor = self._factor
+        n_old = old - first  # regression columns before the growth
+        n_new = size - first
+        grown = np.zeros((n_new + 1, n_new + 1), order="F")
+        grown[:n_old, :n_old] = factor[:n_old, :n_old]
+        grown[:n_old, n_new] = factor[:n_old, n_old]  # z
+        grown[n_new, n_new] = factor[n_old, n_old]  # rho
+        added = np.arange(n_old, n_new)
+        grown[added, added] = math.sqrt(self._penalty)
+        self._factor = grown
+        self._solution = np.concatenate((self._solution, np.zeros(n_new - n_old)))
+
+    # --------------------------------------------------------------- range checks
+
+    def _column_name(self, column: int, new: list) -> str:
+        if column == 0:
+            return "the sample mass (the sum of the sample weights)"
+        features = self._index.features
+        j = column - self._index.offset
+        if j == len(features) + len(new):
+            return "the target y"
+        return f"feature {(features[j] if j < len(features) else new[j - len(features)])!r}"
+
+    def _refuse_out_of_range(self, totals: np.ndarray, new: list, where: str = "") -> None:
+        with np.errstate(invalid="ignore"):
+            column = int(np.argmax(~(totals <= STATISTICS_LIMIT)))
+        raise ValueError(
+            f"{self._column_name(column, new)}{where} is too large: the sum of its squared "
+            f"values (times the sample weights) would exceed {STATISTICS_LIMIT:.0e} and the "
+            "statistics could no longer be kept finite; rescale the data (a single value "
+            "beyond 1e150 is always refused)"
+        )
+
+    def _true_diagonal(self, decay: float = 1.0) -> np.ndarray:
+        """The true (decayed) diagonal of the scatter of [1, x, y], times ``decay``."""
+        return np.diagonal(self._scatter) * (decay / self._scale)
+
+    def _check_one_in_range(self, vector, target: float, weight: float, new: list):
+        """Refuse a sample that would take the mass or a sum of squares beyond the limit;
+        returns the new bound of the diagonal (None: recompute it at the next sample)."""
+        bound = self._bound
+        if bound is None:
+            bound = float(self._true_diagonal().max())
+        with np.errstate(over="ignore"):
+            grown = (blas.ddot(vector, vector) + target * target) * weight + bound
+        if grown <= STATISTICS_LIMIT:
+            return grown
+        with np.errstate(over="ignore"):
+            totals = np.append(np.square(vector), target * target) * weight
+            size = self._scatter.shape[0] - 1
+            diagonal = self._true_diagonal(self._forgetting)
+            totals[:size] += diagonal[:size]
+            totals[-1] += diagonal[-1]
+        if not totals.max() <= STATISTICS_LIMIT:
+            self._refuse_out_of_range(totals, new)
+        return None  # recomputed exactly at the next sample
+
+    # ------------------------------------------------------------------ learning
+
+    def learn_one(self, x: dict, y: float, w: float = 1.0) -> None:
+        """Learn one sample of mass ``w``: the same as learning it ``w`` times (w >= 0).
+
+        ``w = 0`` is a no-op (the sample is still validated): it is no arrival either.
+
+        """
+        weight = w if w.__class__ is float and 0.0 <= w <= _MAX_FLOAT else check_real("w", w, 0.0)
+        target = y if y.__class__ is float and math.isfinite(y) else _check_target(y)
+        vector, new, _ = self._index.dense_one(x, grow=True)
+        if weight == 0.0:
+            return
+        bound = self._bound
+        if bound is not None:  # the usual case: |[x, y]|^2 w plus the bound stays in range
+            grown = (blas.ddot(vector, vector) + target * target) * weight + bound
+            bound = grown if grown <= STATISTICS_LIMIT else None
+        if bound is None:
+            bound = self._check_one_in_range(vector, target, weight, new)
+        if new:
+            self._grow(new)
+        state = self.__dict__  # private attributes: no parameter check (LiveParameters)
+        forgetting = self._forgetting
+        if forgetting != 1.0:
+            scale = self._scale / forgetting  # the past decays: lambda (true statistics)
+            if scale > _RESCALE_AT:
+                self._rescale(scale)
+                scale = 1.0
+            state["_scale"] = scale
+        mass = weight * self._scale  # m = w in the true scale
+        size = len(vector)
+        augmented = np.empty(size + 1)
+        augmented[:size] = vector
+        augmented[size] = target
+        # [1, x, y] scatter += m [1, x, y][1, x, y]^T (upper triangle, in place)
+        blas.dsyr(mass, augmented, 0, 1, 0, size + 1, self._scatter, 1)
+        row = augmented[self._first :]
+        if mass != 1.0:
+            row *= math.sqrt(mass)
+        state["_arrivals"] += 1
+        state["_bound"] = bound * forgetting if bound is not None else None
+        pending = self._pending
+        if pending is None and size - self._first >= _DELAYED_MIN_DIM:
+            pending = self._start_pending()
+        if pending is not None:
+            self._learn_delayed(pending, row)
+            return
+        # QR of [R; sqrt(m) [x, y]]: R^T R += m [x, y][x, y]^T, O(d^2), R in place (one row:
+        # C- and F-contiguous, no copy)
+        factor = self._factor
+        # (l, nb, a, b, overwrite_a, overwrite_b) by position; a block of 8 columns (rather than
+        # 1) makes fewer, larger BLAS calls: 30% faster at d = 22, 40% at 64
+        lapack.dtpqrt(0, min(8, len(row)), factor, row[None, :], 1, 1)
+        # w = R11^{-1} z: (a, b, lower, trans, unitdiag, lda) by position, as in `_solve`
+        columns = len(row) - 1
+        if not columns:  # no intercept and no feature: nothing to solve
+            return
+        solution, info = lapack.dtrtrs(factor[:, :columns], factor[:columns, columns], 0, 0, 0,
+                                       columns + 1)
+        if info or not math.isfinite(blas.ddot(solution, solution)):
+            self._solve()  # a zero pivot: the careful way
+        else:
+            state["_solution"] = solution
+
+    def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
+        """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would (up to
+        rounding), with a blocked QR update of the factor.
+
+        Rows and targets are paired by position (a ``y`` holding the rows of ``X`` in another
+        order is refused); ``w`` is one weight for every row or one per row; rows of weight 0
+        are left out, as ``learn_one`` would.
+
+        """
+        X, y, w = as_frame(X), as_series(y), as_series(w)
+        if len(X) != len(y):
+            raise ValueError(f"X has {len(X)} rows but y has {len(y)} targets")
+        check_paired(X, y)
+        weights = sample_weights(w, y)
+        targets = self._targets(y)
+        if weights is not None and not weights.all():
+            self._index.encode_many(X, grow=False)  # validate every row, the left-out ones too
+            kept = weights > 0
+            X, weights, targets = X[kept], weights[kept], targets[kept]
+        matrix, new = self._index.encode_many(X, grow=True)
+        if weights is None:
+            weights = np.ones(len(targets))
+        self._check_many_in_range(matrix, targets, weights, new, X.index)
+        self._grow(new)
+        if len(targets) == 0:
+            return
+        self._y_name = getattr(y, "name", None)  # river names predict_many's Series after y
+        augmented = np.column_stack((matrix, targets))
+        self._flush()
+        forgetting = self._forgetting
+        if forgetting == 1.0:
+            self._add_block(augmented, weights)
+        elif 1.0 / forgetting > _RESCALE_AT:  # every arrival rescales, as in learn_one
+            for row, weight in zip(augmented, weights):
+                self._rescale(self._scale / forgetting)
+                self._add_block(row[None, :], np.array([weight]))
+        else:
+            self._rescale(self._scale)  # sigma = 1, then chunks that stay below _RESCALE_AT
+            chunk = int(math.log(_RESCALE_AT) / -math.log(forgetting))
+            for start in range(0, len(targets), chunk):
+                rows = augmented[start : start + chunk]
+                growth = np.float_power(forgetting, -np.arange(1, len(rows) + 1, dtype=float))
+                self._add_block(rows, weights[start : start + chunk] * growth)
+                self._rescale(growth[-1])
+        self._arrivals += len(targets)
+        self._bound = None
+        self._solve()
+
+    def _add_block(self, augmented: np.ndarray, masses: np.ndarray) -> None:
+        """Add rows of [1, x, y] with the stored-scale masses: scatter and blocked QR."""
+        weighted = augmented * masses[:, None]
+        scatter = augmented.T @ weighted
+        self._scatter += np.triu(scatter)  # upper triangle authoritative
+        _add_rows(self._factor, augmented[:, self._first :] * np.sqrt(masses)[:, None])
+
+    @staticmethod
+    def _targets(y: typing.Any) -> np.ndarray:
+        """The targets of a mini-batch as finite floats (errors name the row)."""
+        index = y.index if isinstance(y, pd.Series) else range(len(y))
+        values = y.to_numpy() if isinstance(y, pd.Series) else np.asarray(y, dtype=object)
+        if values.dtype.kind not in "iuf":
+            for row, value in zip(index, values):
+                _check_target(value, f" (row {row!r})")
+        targets = np.asarray(values, dtype=float)
+        bad = ~np.isfinite(targets)
+        if bad.any():
+            position = int(np.argmax(bad))
+            raise ValueError(
+                f"y must be finite, got {targets[position]!r} at row "
+                f"{row_name(pd.Index(list(index)), position)!r}"
+            )
+        return targets
+
+    def _check_many_in_range(self, matrix, targets, weights, new: list, rows) -> None:
+        if matrix.size == 0 and len(targets) == 0:
+            return
+        augmented = np.column_stack((matrix, targets))
+        magnitudes = np.abs(augmented)
+        if magnitudes.size and magnitudes.max() > 1e150:
+            row, column = np.unravel_index(int(np.argmax(magnitudes > 1e150)), augmented.shape)
+            self._refuse_out_of_range(
+                np.where(np.arange(augmented.shape[1]) == column, np.inf, 0.0),
+                new,
+                f" (row {row_name(rows, row)!r})",
+            )
+        n_rows = len(targets)
+        masses = weights * self._forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            totals = masses @ (augmented * augmented)
+            diagonal = self._true_diagonal(self._forgetting**n_rows)
+            size = len(diagonal) - 1
+            totals[:size] += diagonal[:size]
+            totals[-1] += diagonal[-1]
+        if not totals.max() <= STATISTICS_LIMIT:
+            self._refuse_out_of_range(totals, new)
+
+    # -------------------------------------------------------------------- merging
+
+    def _check_mergeable(self, other: RLSRegressor) -> None:
+        if not issubclass(type(other), RLSRegressor):
+            raise TypeError(
+                f"can only merge an RLSRegressor with an RLSRegressor, not {type(other).__name__}"
+            )
+        for name in ("l2", "forgetting", "intercept", "penalize_intercept"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                raise ValueError(
+                    f"cannot merge models with different {name}: {mine!r} != {theirs!r}"
+                )
+        if self._forgetting != 1.0:
+            raise ValueError(
+                "cannot merge models with forgetting < 1: their decays would have to follow one "
+                "global arrival order"
+            )
+
+    def _merged_scatter(self, other: RLSRegressor) -> tuple[np.ndarray, list]:
+        """The sum of both scatters over the union of the features (self's first)."""
+        new = [f for f in other._index.features if f not in self._index]
+        size = self._index.size + len(new)
+        provisional = {f: self._index.size + i for i, f in enumerate(new)}
+        position = self._index.position
+        columns = np.array(
+            [0]
+            + [position.get(f, provisional.get(f)) for f in other._index.features]
+            + [size],
+            dtype=np.intp,
+        )
+        old = self._index.size
+        scatter = np.zeros((size + 1, size + 1), order="F")
+        mine = np.r_[np.arange(old), size]
+        full = np.triu(self._scatter) + np.triu(self._scatter, 1).T
+        scatter[np.ix_(mine, mine)] = full
+        theirs = np.triu(other._scatter) + np.triu(other._scatter, 1).T
+        scatter[np.ix_(columns, columns)] += theirs
+        return scatter, new
+
+    def __iadd__(self, other: RLSRegressor) -> RLSRegressor:
+        """Add the samples ``other`` has learnt, in place: exact, the statistics are additive."""
+        self._check_mergeable(other)
+        scatter, new = self._merged_scatter(other)
+        totals = np.diagonal(scatter)
+        if not totals.max() <= STATISTICS_LIMIT:
+            self._refuse_out_of_range(totals, new, " (in the merged model)")
+        self._grow(new)
+        self._scatter = scatter
+        self._arrivals += other._arrivals
+        self._bound = None
+        if other._arrivals:
+            self._y_name = getattr(self, "_y_name", getattr(other, "_y_name", None))
+        self._refactor()
+        return self
+
+    def __add__(self, other: RLSRegressor) -> RLSRegressor:
+        """A new model equal to one trained on both streams; ``self`` and ``other`` unchanged.
+
+        Features are the union (``self``'s first). Different parameters, or forgetting < 1,
+        raise ``ValueError``.
+
+        """
+        self._check_mergeable(other)
+        merged = copy.deepcopy(self)
+        merged += other
+        return merged
+
+    def __radd__(self, other: typing.Any) -> RLSRegressor:
+        """``0 + model``: a copy of the model, so that ``sum(models)`` merges a list of models."""
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return copy.deepcopy(self)
+        return NotImplemented
+
+    # ------------------------------------------------------------------ inference
+
+    def _refuse_overflow(self, vector: np.ndarray, where: str = "") -> None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = np.abs(self._solution * vector[self._first :])
+        column = int(np.argmax(np.where(np.isnan(terms), np.inf, terms))) + self._first
+        raise ValueError(
+            f"the prediction overflows{where}: {self._column_name(column, [])} has a value too "
+            "large for the model's weights"
+        )
+
+    def predict_one(self, x: dict, with_dist: bool = False) -> float | proba.Gaussian:
+        """The prediction ``w.x + b``, or (``with_dist=True``) a Gaussian predictive
+        distribution (see the Notes of the class) at the cost of one triangular solve."""
+        vector = self._index.dense_one(x, grow=False).vector
+        first = self._first
+        solution = self._solution
+        mean = 0.0  # no intercept and no feature yet: nothing to multiply
+        if len(solution):
+            mean = blas.ddot(solution, vector if first == 0 else vector[first:])
+        if not math.isfinite(mean):
+            self._refuse_overflow(vector)
+        if not with_dist:
+            return mean
+        return proba.Gaussian._from_state(
+            n=1, m=mean, var=self._predictive_variance(x, vector), ddof=0
+        )
+
+    @property
+    def noise_variance(self) -> float:
+        """s^2 = RSS / (N - p): the residual variance of the fit; 1 while the mass N is no
+        larger than the number p of fitted columns (no estimate yet)."""
+        factor = self._flushed_factor()
+        size = factor.shape[0] - 1
+        penalised = self._solution[self._penalised(size)]
+        with np.errstate(over="ignore"):
+            # rho^2 = RSS + l2_t |w|^2 (the stored scale), so RSS = rho^2 - l2_t |w|^2
+            rss = (factor[size, size] ** 2 - self._penalty * float(penalised @ penalised))
+        mass = self.n_samples
+        if mass <= size:  # no estimate yet: as many columns as samples (or more)
+            return 1.0
+        return max(rss / self._scale, 0.0) / (mass - size)
+
+    def _predictive_variance(self, x: dict, vector: np.ndarray) -> float:
+        """s^2 (1 + x^T P x), P the inverse of the true regularised scatter (inf where it is
+        singular: a free intercept before the first sample)."""
+        factor = self._flushed_factor()
+        size = factor.shape[0] - 1
+        unknown = sum(
+            value * value for name, value in validate_one(x).items() if name not in self._index
+        )
+        penalty = self._penalty / self._scale  # l2_t
+        probe = vector[self._first :]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            spread = unknown / penalty if unknown else 0.0
+            if size and self._arrivals == 0:  # the prior alone: P = diag(1 / l2), or inf
+                spread += float(np.sum(probe * probe / (self._penalised(size) * penalty)))
+            elif size:
+                # x^T M^{-1} x = |R^{-T} x|^2, times sigma for the true scale
+                solved = linalg.solve_triangular(
+                    factor[:size, :size], probe, trans="T", check_finite=False
+                )
+                spread += float(solved @ solved) * self._scale
+            variance = self.noise_variance * (1.0 + spread)
+        return variance if not math.isnan(variance) else math.inf
+
+    def predict_many(self, X: typing.Any) -> typing.Any:
+        """The predictions for every row of ``X`` as a Series (pandas: on ``X``'s index, named
+        after the ``y`` of `learn_many`), in ``X``'s backend."""
+        frame = as_frame(X)
+        matrix, _ = self._index.encode_many(frame, grow=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            outputs = matrix[:, self._first :] @ self._solution
+        if not np.isfinite(outputs).all():
+            row = int(np.argmax(~np.isfinite(outputs)))
+            self._refuse_overflow(matrix[row], f" at row {row_name(frame.index, row)!r}")
+        return native_series(outputs, name=getattr(self, "_y_name", None), like=X)
+
+    # ----------------------------------------------------------------- inspection
+
+    @property
+    def weights(self) -> dict[typing.Hashable, float]:
+        """``{feature: weight}`` (a copy)."""
+        solution = self._solution if self._first == 1 else self._solution[1:]
+        return {feature: float(weight) for feature, weight in zip(self._index.features, solution)}
+
+    @property
+    def bias(self) -> float:
+        """The intercept (0 when ``intercept=False``)."""
+        return float(self._solution[0]) if self._first == 0 and len(self._solution) else 0.0
+
+    @property
+    def n_samples(self) -> float:
+        """The total (weighted, decayed) mass of the samples learnt."""
+        return float(self._scatter[0, 0] / self._scale)
