@@ -16,10 +16,52 @@ __all__ = ["Mergeable", "PipelineParts", "is_mergeable", "merge", "split_pipelin
 class Mergeable:
     """Base of the estimators whose whole state is additive statistics: ``a + b`` is exactly the
     model trained on both streams. `merge` and `river_nrrls.dask.fit` accept them (alone, or
-    at the end of a pipeline of stateless transformers)."""
+    at the end of a pipeline of stateless transformers).
+
+    A subclass implements ``__iadd__`` and ``__add__`` and lists in ``_merge_parameters`` the
+    parameters two models must share; it has a ``forgetting`` parameter (decayed statistics
+    of two streams do not add up).
+
+    """
+
+    _merge_parameters: typing.ClassVar[tuple[str, ...]] = ()
+    _merge_kind: typing.ClassVar[type]  # the estimator class a model merges with
+
+    def __init_subclass__(cls, **kwargs: typing.Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if Mergeable in cls.__bases__:
+            cls._merge_kind = cls
 
     def __iadd__(self, other: typing.Any) -> typing.Any:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def _check_mergeable(self, other: typing.Any) -> None:
+        """``TypeError`` for another kind of model, ``ValueError`` for other parameters or
+        forgetting < 1."""
+        kind = self._merge_kind
+        # issubclass, not isinstance: river makes a pipeline ending in a model an "instance".
+        if not issubclass(type(other), kind):
+            raise TypeError(
+                f"can only merge an {kind.__name__} with an {kind.__name__}, "
+                f"not {type(other).__name__}"
+            )
+        for name in self._merge_parameters:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                raise ValueError(
+                    f"cannot merge models with different {name}: {mine!r} != {theirs!r}"
+                )
+        if self.forgetting != 1.0:  # type: ignore[attr-defined]
+            raise ValueError(
+                "cannot merge models with forgetting < 1: their decays would have to follow one "
+                "global arrival order"
+            )
+
+    def __radd__(self, other: typing.Any) -> typing.Any:
+        """``0 + model``: a copy of the model, so that ``sum(models)`` merges a list of models."""
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return copy.deepcopy(self)
+        return NotImplemented
 
 
 class PipelineParts(typing.NamedTuple):

@@ -49,7 +49,7 @@ from scipy.linalg import blas
 from . import _native
 from ._checks import SMALLEST_WEIGHT, STATISTICS_LIMIT, VALUE_LIMIT, row_name
 
-__all__ = ["ClassStatistics", "ColumnNamer", "symmetrize_upper"]
+__all__ = ["ClassStatistics", "ColumnNamer", "refuse_out_of_range", "symmetrize_upper"]
 
 #: How a range error names a dense column >= 1: ``"feature 'a'"`` (the index knows the names).
 ColumnNamer = typing.Callable[[int], str]
@@ -112,10 +112,24 @@ def _refuse_tiny_weight(weight: float, where: str) -> typing.NoReturn:
 
 
 def _refuse_out_of_range(totals: np.ndarray, name_of: ColumnNamer, where: str = "") -> None:
-    """Raise for the first column of ``totals`` (diagonal entries) beyond the limit."""
+    """`refuse_out_of_range` for an augmented class scatter: column 0 is the class mass."""
+    refuse_out_of_range(
+        totals,
+        lambda column: "the class mass (the sum of the sample weights)"
+        if column == 0
+        else name_of(column),
+        where,
+    )
+
+
+def refuse_out_of_range(
+    totals: np.ndarray, name_of: ColumnNamer, where: str = ""
+) -> typing.NoReturn:
+    """Raise a ``ValueError`` for the first column of ``totals`` (the diagonal some statistics
+    would have) beyond `STATISTICS_LIMIT`, named by ``name_of(column)``."""
     with np.errstate(invalid="ignore"):
         column = int(np.argmax(~(totals <= STATISTICS_LIMIT)))
-    name = "the class mass (the sum of the sample weights)" if column == 0 else name_of(column)
+    name = name_of(column)
     raise ValueError(
         f"{name}{where} is too large: the sum of its squared values (times the sample weights) "
         f"would exceed {STATISTICS_LIMIT:.0e} and the statistics could no longer be kept "

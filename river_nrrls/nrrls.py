@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import math
 import sys
-import threading
 import typing
 
 import numpy as np
@@ -26,6 +25,7 @@ from ._checks import (
 )
 from ._frames import as_frame, as_series, native_frame, native_series
 from ._index import DenseSample, FeatureIndex, validate_one
+from ._locking import OneCallAtATime
 from ._memory import SIZE_WARNING, refuse_size, size_limit, solver_nbytes, warn_size
 from ._merging import Mergeable
 from ._parameters import LiveParameters
@@ -48,7 +48,7 @@ class _MergePlan(typing.NamedTuple):
     columns: np.ndarray  # where each of its dense columns goes here
 
 
-class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
+class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier):
     """Non-iteratively reweighted recursive least squares (NR-RLS), exact online TER.
 
     After every sample the weights equal the batch *total-error-rate* (TER) least-squares solution
@@ -225,7 +225,7 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
         self._index = FeatureIndex(offset=1, fill=1.0)
         self._stats = ClassStatistics(dim=self._index.size, forgetting=self._forgetting)
         self._solution: np.ndarray | None = None  # cached weights, one row per class
-        self._lock = threading.RLock()  # one call at a time (see `_guarded`)
+        self._new_lock()  # one call at a time (`OneCallAtATime`)
         self._size_warned = 0.0  # the model size (bytes) of the last `ModelSizeWarning`
 
     def _new_solver(self) -> Solver:
@@ -254,14 +254,8 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
     def _has_learnt(self, parameters: dict) -> bool:
         return self._stats.n_classes > 0 or len(self._index) > 0
 
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        del state["_lock"]  # a lock is not state: every copy gets its own
-        return state
-
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.RLock()
+        super().__setstate__(state)
         self.__dict__.setdefault("_size_warned", 0.0)  # a pickle of an earlier version
 
     @classmethod
@@ -424,21 +418,8 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
 
     # ------------------------------------------------------------------ merging
 
-    def _check_mergeable(self, other: NRRLS) -> None:
-        # issubclass, not isinstance: river makes a pipeline ending in an NRRLS an "instance".
-        if not issubclass(type(other), NRRLS):
-            raise TypeError(f"can only merge an NRRLS with an NRRLS, not {type(other).__name__}")
-        for name in ("l2", "reweight", "tau", "eta", "intercept", "forgetting", "solver"):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if mine != theirs:
-                raise ValueError(
-                    f"cannot merge models with different {name}: {mine!r} != {theirs!r}"
-                )
-        if self._forgetting != 1.0:
-            raise ValueError(
-                "cannot merge models with forgetting < 1: their decays would have to follow one "
-                "global arrival order"
-            )
+    # What must be equal for a merge (`Mergeable`); max_size is each model's own budget.
+    _merge_parameters = ("l2", "reweight", "tau", "eta", "intercept", "forgetting", "solver")
 
     def _merge_plan(self, other: NRRLS) -> _MergePlan:
         """Check a merge of ``other`` into this model (parameters, range, size) and say where
@@ -464,12 +445,6 @@ class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
             self._solver.invalidate(self._stats)
             self._solution = None
         return self
-
-    def __radd__(self, other: typing.Any) -> NRRLS:
-        """``0 + model``: a copy of the model, so that ``sum(models)`` merges a list of models."""
-        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
-            return copy.deepcopy(self)
-        return NotImplemented
 
     def __add__(self, other: NRRLS) -> NRRLS:
         """A new model equal to one trained on both streams; ``self`` and ``other`` unchanged.

@@ -16,6 +16,7 @@ from scipy.linalg import blas, lapack
 
 from ._checks import (
     STATISTICS_LIMIT,
+    VALUE_LIMIT,
     check_bool,
     check_paired,
     check_real,
@@ -23,9 +24,12 @@ from ._checks import (
     sample_weights,
 )
 from ._frames import as_frame, as_series, native_series
-from ._index import FeatureIndex, validate_one
+from ._index import DenseSample, FeatureIndex, validate_one
+from ._locking import OneCallAtATime
+from ._memory import SIZE_WARNING, refuse_size, size_limit, warn_size
 from ._merging import Mergeable
 from ._parameters import LiveParameters
+from ._stats import refuse_out_of_range
 
 __all__ = ["RLSRegressor"]
 
@@ -80,7 +84,7 @@ def _check_target(y: typing.Any, where: str = "") -> float:
         raise type(error)(f"{error}{where}") from None
 
 
-class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
+class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegressor):
     """Recursive least squares: exact online (weighted, forgetting) ridge regression.
 
     After every sample the weights equal the batch ridge solution on everything seen so far:
@@ -219,16 +223,21 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         forgetting: float = 1.0,
         intercept: bool = True,
         penalize_intercept: bool = False,
+        max_size: float | None = None,
     ):
         self.l2 = l2
         self.forgetting = forgetting
         self.intercept = intercept
         self.penalize_intercept = penalize_intercept
+        self.max_size = max_size
         self._l2 = check_real("l2", l2, low=0.0, low_open=True)
         self._forgetting = check_real("forgetting", forgetting, low=0.0, high=1.0, low_open=True)
         check_bool("intercept", intercept)
         check_bool("penalize_intercept", penalize_intercept)
         self._first = 0 if intercept else 1  # first dense column the regression uses
+        self._size_limit = size_limit(max_size)
+        self._size_warned = 0.0  # the model size (bytes) of the last `ModelSizeWarning`
+        self._new_lock()  # one call at a time (`OneCallAtATime`)
         self._init_state()
 
     def _init_state(self) -> None:
@@ -252,13 +261,13 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         yield {"l2": 0.1, "intercept": False}
         yield {"penalize_intercept": True, "forgetting": 0.9}
 
+    _derived_attributes = ("_l2", "_forgetting", "_first", "_size_limit")
+
     def _adopt(self, trial: RLSRegressor, name: str) -> None:
         """A parameter set after learning takes effect from the statistics (which no parameter
         changes): the factor and the weights are rebuilt; a new ``forgetting`` applies to the
         arrivals that follow."""
-        object.__setattr__(self, name, trial.__dict__[name])
-        for attribute in ("_l2", "_forgetting", "_first"):
-            object.__setattr__(self, attribute, trial.__dict__[attribute])
+        super()._adopt(trial, name)
         self._bound = None
         self._refactor()
 
@@ -423,26 +432,41 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         self._factor = grown
         self._solution = np.concatenate((self._solution, np.zeros(n_new - n_old)))
 
+    def _encode(self, x: dict, grow: bool) -> DenseSample:
+        """``x`` through the index, refusing a call whose encoding re-entered the model (a
+        key's ``__eq__`` that learns): its vector no longer fits."""
+        sample = self._index.dense_one(x, grow)
+        if len(sample.vector) != self._index.size + len(sample.new):
+            raise RuntimeError(
+                "the model changed while x was being encoded (a key's __eq__/__hash__ or a "
+                "value's __float__ called it): the call is refused and changes nothing"
+            )
+        return sample
+
+    def _check_size(self, n_new: int, where: str = "") -> None:
+        """Refuse new features whose scatter and factor (two (d + 2)^2 arrays) would not fit
+        ``max_size`` (or the machine's memory), before anything is allocated; warn as the
+        model grows large (`river_nrrls._memory`)."""
+        size = self._index.size + n_new + 1  # [1, x, y]
+        needed = 2 * 8 * size * size
+        if needed > self._size_limit:
+            refuse_size(size - 2, 1, needed, self._size_limit, self.max_size, where)
+        if needed >= 4 * max(self._size_warned, SIZE_WARNING / 4):
+            self._size_warned = needed
+            warn_size(type(self).__name__, size - 2, needed)
+
     # --------------------------------------------------------------- range checks
 
     def _column_name(self, column: int, new: list) -> str:
+        """How a range error names a column of the scatter of [1, x, y]."""
         if column == 0:
             return "the sample mass (the sum of the sample weights)"
-        features = self._index.features
-        j = column - self._index.offset
-        if j == len(features) + len(new):
+        if column == self._index.size + len(new):
             return "the target y"
-        return f"feature {(features[j] if j < len(features) else new[j - len(features)])!r}"
+        return f"feature {self._index.feature_at(column, new)!r}"
 
     def _refuse_out_of_range(self, totals: np.ndarray, new: list, where: str = "") -> None:
-        with np.errstate(invalid="ignore"):
-            column = int(np.argmax(~(totals <= STATISTICS_LIMIT)))
-        raise ValueError(
-            f"{self._column_name(column, new)}{where} is too large: the sum of its squared "
-            f"values (times the sample weights) would exceed {STATISTICS_LIMIT:.0e} and the "
-            "statistics could no longer be kept finite; rescale the data (a single value "
-            "beyond 1e150 is always refused)"
-        )
+        refuse_out_of_range(totals, lambda column: self._column_name(column, new), where)
 
     def _true_diagonal(self, decay: float = 1.0) -> np.ndarray:
         """The true (decayed) diagonal of the scatter of [1, x, y], times ``decay``."""
@@ -478,7 +502,11 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         """
         weight = w if w.__class__ is float and 0.0 <= w <= _MAX_FLOAT else check_real("w", w, 0.0)
         target = y if y.__class__ is float and math.isfinite(y) else _check_target(y)
-        vector, new, _ = self._index.dense_one(x, grow=True)
+        with self._lock:
+            self._learn_one(x, target, weight)
+
+    def _learn_one(self, x: dict, target: float, weight: float) -> None:
+        vector, new, _ = self._encode(x, grow=True)
         if weight == 0.0:
             return
         bound = self._bound
@@ -488,15 +516,15 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         if bound is None:
             bound = self._check_one_in_range(vector, target, weight, new)
         if new:
+            self._check_size(len(new))
             self._grow(new)
-        state = self.__dict__  # private attributes: no parameter check (LiveParameters)
         forgetting = self._forgetting
         if forgetting != 1.0:
             scale = self._scale / forgetting  # the past decays: lambda (true statistics)
             if scale > _RESCALE_AT:
                 self._rescale(scale)
                 scale = 1.0
-            state["_scale"] = scale
+            self._scale = scale
         mass = weight * self._scale  # m = w in the true scale
         size = len(vector)
         augmented = np.empty(size + 1)
@@ -507,8 +535,8 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         row = augmented[self._first :]
         if mass != 1.0:
             row *= math.sqrt(mass)
-        state["_arrivals"] += 1
-        state["_bound"] = bound * forgetting if bound is not None else None
+        self._arrivals += 1
+        self._bound = bound * forgetting if bound is not None else None
         pending = self._pending
         if pending is None and size - self._first >= _DELAYED_MIN_DIM:
             pending = self._start_pending()
@@ -530,7 +558,7 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         if info or not math.isfinite(blas.ddot(solution, solution)):
             self._solve()  # a zero pivot: the careful way
         else:
-            state["_solution"] = solution
+            self._solution = solution
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would (up to
@@ -542,6 +570,10 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
 
         """
         X, y, w = as_frame(X), as_series(y), as_series(w)
+        with self._lock:
+            self._learn_many(X, y, w)
+
+    def _learn_many(self, X: pd.DataFrame, y: typing.Any, w: typing.Any) -> None:
         if len(X) != len(y):
             raise ValueError(f"X has {len(X)} rows but y has {len(y)} targets")
         check_paired(X, y)
@@ -555,6 +587,8 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         if weights is None:
             weights = np.ones(len(targets))
         self._check_many_in_range(matrix, targets, weights, new, X.index)
+        if new:
+            self._check_size(len(new))
         self._grow(new)
         if len(targets) == 0:
             return
@@ -610,8 +644,9 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
             return
         augmented = np.column_stack((matrix, targets))
         magnitudes = np.abs(augmented)
-        if magnitudes.size and magnitudes.max() > 1e150:
-            row, column = np.unravel_index(int(np.argmax(magnitudes > 1e150)), augmented.shape)
+        if magnitudes.size and magnitudes.max() > VALUE_LIMIT:
+            first_bad = int(np.argmax(magnitudes > VALUE_LIMIT))
+            row, column = np.unravel_index(first_bad, augmented.shape)
             self._refuse_out_of_range(
                 np.where(np.arange(augmented.shape[1]) == column, np.inf, 0.0),
                 new,
@@ -630,34 +665,16 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
 
     # -------------------------------------------------------------------- merging
 
-    def _check_mergeable(self, other: RLSRegressor) -> None:
-        if not issubclass(type(other), RLSRegressor):
-            raise TypeError(
-                f"can only merge an RLSRegressor with an RLSRegressor, not {type(other).__name__}"
-            )
-        for name in ("l2", "forgetting", "intercept", "penalize_intercept"):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if mine != theirs:
-                raise ValueError(
-                    f"cannot merge models with different {name}: {mine!r} != {theirs!r}"
-                )
-        if self._forgetting != 1.0:
-            raise ValueError(
-                "cannot merge models with forgetting < 1: their decays would have to follow one "
-                "global arrival order"
-            )
+    # What must be equal for a merge (`Mergeable`)
+    _merge_parameters = ("l2", "forgetting", "intercept", "penalize_intercept")
 
     def _merged_scatter(self, other: RLSRegressor) -> tuple[np.ndarray, list]:
         """The sum of both scatters over the union of the features (self's first)."""
         new = [f for f in other._index.features if f not in self._index]
         size = self._index.size + len(new)
-        provisional = {f: self._index.size + i for i, f in enumerate(new)}
-        position = self._index.position
+        position = {**self._index.position, **self._index.provisional(new)}
         columns = np.array(
-            [0]
-            + [position.get(f, provisional.get(f)) for f in other._index.features]
-            + [size],
-            dtype=np.intp,
+            [0] + [position[f] for f in other._index.features] + [size], dtype=np.intp
         )
         old = self._index.size
         scatter = np.zeros((size + 1, size + 1), order="F")
@@ -670,7 +687,13 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
 
     def __iadd__(self, other: RLSRegressor) -> RLSRegressor:
         """Add the samples ``other`` has learnt, in place: exact, the statistics are additive."""
+        with self._lock:
+            return self._merge(other)
+
+    def _merge(self, other: RLSRegressor) -> RLSRegressor:
         self._check_mergeable(other)
+        if other._index.features:
+            self._check_size(len([f for f in other._index.features if f not in self._index]))
         scatter, new = self._merged_scatter(other)
         totals = np.diagonal(scatter)
         if not totals.max() <= STATISTICS_LIMIT:
@@ -696,12 +719,6 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         merged += other
         return merged
 
-    def __radd__(self, other: typing.Any) -> RLSRegressor:
-        """``0 + model``: a copy of the model, so that ``sum(models)`` merges a list of models."""
-        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
-            return copy.deepcopy(self)
-        return NotImplemented
-
     # ------------------------------------------------------------------ inference
 
     def _refuse_overflow(self, vector: np.ndarray, where: str = "") -> None:
@@ -716,7 +733,11 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
     def predict_one(self, x: dict, with_dist: bool = False) -> float | proba.Gaussian:
         """The prediction ``w.x + b``, or (``with_dist=True``) a Gaussian predictive
         distribution (see the Notes of the class) at the cost of one triangular solve."""
-        vector = self._index.dense_one(x, grow=False).vector
+        with self._lock:
+            return self._predict_one(x, with_dist)
+
+    def _predict_one(self, x: dict, with_dist: bool) -> float | proba.Gaussian:
+        vector = self._encode(x, grow=False).vector
         first = self._first
         solution = self._solution
         mean = 0.0  # no intercept and no feature yet: nothing to multiply
@@ -772,9 +793,10 @@ class RLSRegressor(LiveParameters, Mergeable, base.MiniBatchRegressor):
         """The predictions for every row of ``X`` as a Series (pandas: on ``X``'s index, named
         after the ``y`` of `learn_many`), in ``X``'s backend."""
         frame = as_frame(X)
-        matrix, _ = self._index.encode_many(frame, grow=False)
-        with np.errstate(over="ignore", invalid="ignore"):
-            outputs = matrix[:, self._first :] @ self._solution
+        with self._lock:
+            matrix, _ = self._index.encode_many(frame, grow=False)
+            with np.errstate(over="ignore", invalid="ignore"):
+                outputs = matrix[:, self._first :] @ self._solution
         if not np.isfinite(outputs).all():
             row = int(np.argmax(~np.isfinite(outputs)))
             self._refuse_overflow(matrix[row], f" at row {row_name(frame.index, row)!r}")

@@ -280,7 +280,7 @@ class RidgeReference:
         features: dict = {}
         for row in rows:
             for name, value in row.items():
-                if not _is_missing(value):
+                if not is_missing(value):
                     features.setdefault(name, None)
         self.features = list(features)
         self.intercept = intercept
@@ -329,4 +329,4 @@ class RidgeReference:
 
 def _value(row: dict, name) -> float:
     value = row.get(name)
-    return 0.0 if _is_missing(value) else float(value)
+    return 0.0 if is_missing(value) else float(value)

@@ -195,3 +195,33 @@ def test_two_threads_on_one_model_lose_no_update(path):
         for x, y in stream:
             sequential.learn_one(x, y)
     assert model.n_samples == pytest.approx(sequential.n_samples)
+
+
+def test_rls_regressor_two_threads_lose_no_update_and_max_size_refuses():
+    from river_nrrls import RLSRegressor
+
+    model = RLSRegressor()
+    rng = np.random.default_rng(1)
+    streams = [
+        [({"a": float(v)}, float(2 * v)) for v in rng.standard_normal(3000)] for _ in range(3)
+    ]
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [
+            threading.Thread(target=lambda s=s: [model.learn_one(x, y) for x, y in s])
+            for s in streams
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(previous)
+    assert model.n_samples == pytest.approx(9000.0)
+    capped = RLSRegressor(max_size=0.1)
+    capped.learn_one({"a": 1.0}, 1.0)
+    before = pickle.dumps(capped)
+    with pytest.raises(ValueError, match=r"max_size=0.1 MiB"):
+        capped.learn_one({f"f{i}": 1.0 for i in range(200)}, 1.0)
+    assert pickle.dumps(capped) == before
