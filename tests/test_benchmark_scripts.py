@@ -16,6 +16,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
     [
         ("speed.py", "NRRLS"),
         ("ocsca_speed.py", "OCSCA"),
+        ("rls.py", "RLSRegressor"),
         ("overhead.py", "MAX_DRIFT"),
         ("floors.py", "_BareStep"),
         ("accuracy.py", "stale factor"),
