@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import copy
 import numbers
 import typing
@@ -10,6 +11,7 @@ import numpy as np
 from river import base, compose, metrics
 
 from ._checks import check_label, check_real
+from ._orders import NestedOrders, NestedSolution, label_of, probabilities_of, shares_statistics
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
@@ -29,10 +31,33 @@ def _check_orders(orders: typing.Any) -> tuple[int, ...]:
     return tuple(sorted(int(order) for order in orders))
 
 
+def _check_positive(name: str, value: typing.Any) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
 def _check_block(block: typing.Any) -> int:
-    if isinstance(block, (bool, np.bool_)) or not isinstance(block, numbers.Integral) or block < 1:
-        raise ValueError(f"block must be a positive int, got {block!r}")
-    return int(block)
+    return _check_positive("block", block)
+
+
+def _check_grid(grid: typing.Any, classifier: base.Classifier) -> tuple[float, ...] | None:
+    """The forgetting factors of ``forgetting_grid``, decreasing (None: no grid)."""
+    if grid is None:
+        return None
+    if not isinstance(grid, (tuple, list)) or not grid:
+        raise ValueError(f"forgetting_grid must be a non-empty tuple of floats, got {grid!r}")
+    factors = [
+        check_real("forgetting_grid", value, low=0.0, high=1.0, low_open=True) for value in grid
+    ]
+    if len(set(factors)) != len(factors):
+        raise ValueError(f"forgetting_grid must hold distinct factors, got {grid!r}")
+    if "forgetting" not in classifier._get_params():
+        raise ValueError(
+            f"forgetting_grid needs a classifier with a forgetting parameter, such as NRRLS; "
+            f"{type(classifier).__name__} has none"
+        )
+    return tuple(sorted(factors, reverse=True))
 
 
 class PolynomialOrderSelector(base.Classifier):
@@ -149,12 +174,16 @@ class PolynomialOrderSelector(base.Classifier):
         classifier: base.Classifier | None = None,
         metric: metrics.base.ClassificationMetric | None = None,
         block: int = 1,
+        forgetting_grid: tuple[float, ...] | None = None,
+        window: int | None = None,
     ):
         self.orders = orders
         self.extender = extender
         self.classifier = classifier
         self.metric = metric
         self.block = block
+        self.forgetting_grid = forgetting_grid
+        self.window = window
         self._orders = _check_orders(orders)
         self._block = _check_block(block)
         self._extender = PolynomialExtender() if extender is None else extender
@@ -170,23 +199,49 @@ class PolynomialOrderSelector(base.Classifier):
             raise TypeError(f"metric must be a river ClassificationMetric, got {metric!r}")
         if not self._metric.works_with(self._classifier):
             raise ValueError(f"{metric!r} cannot evaluate {type(self._classifier).__name__}")
+        self._forgettings = _check_grid(forgetting_grid, self._classifier)
+        self._window = None if window is None else _check_positive("window", window)
         self._init_state()
 
     def _init_state(self) -> None:
-        self.pipelines: dict[int, compose.Pipeline] = {
-            order: compose.Pipeline(
-                self._extender.clone({"degree": order}), self._classifier.clone()
-            )
-            for order in self._orders
-        }
-        self.scores: dict[int, metrics.base.ClassificationMetric] = {
-            order: self._metric.clone() for order in self._orders
-        }
-        self._best_order = self._orders[0]
-        # Block-prequential scoring: frozen copies of the pipelines (taken at the start of the
-        # current block) and the number of samples learnt since then.
-        self._scorers: dict[int, compose.Pipeline] | None = None
+        # Candidates: the orders, or (order, forgetting) pairs with a grid; ties go to the
+        # first, so the order increases and, for one order, the forgetting decreases.
+        grid = self._forgettings
+        self._candidates: list = (
+            list(self._orders)
+            if grid is None
+            else [(order, forgetting) for order in self._orders for forgetting in grid]
+        )
+        self._shared = shares_statistics(self._classifier)
+        # Shared statistics: one NestedOrders per forgetting factor (the most demanding range,
+        # lambda = 1, first). Otherwise one independent pipeline per candidate.
+        self._nested: dict[float | None, NestedOrders] = {}
+        self._pipelines: dict = {}
+        for forgetting in [None] if grid is None else grid:
+            classifier = self._classifier_of(forgetting)
+            if self._shared:
+                self._nested[forgetting] = NestedOrders(self._orders, self._extender, classifier)
+            else:
+                for order in self._orders:
+                    self._pipelines[self._key(order, forgetting)] = compose.Pipeline(
+                        self._extender.clone({"degree": order}), classifier.clone()
+                    )
+        self.scores: dict = {key: self._metric.clone() for key in self._candidates}
+        self._recent: dict = {key: collections.deque() for key in self._candidates}
+        self._best = self._candidates[0]
+        # Block-prequential scoring: the frozen scorers (copies of the pipelines, or the
+        # weights of every order) taken at the start of the current block, and the number of
+        # samples learnt since then.
+        self._scorers: dict | None = None
         self._block_position = 0
+
+    def _classifier_of(self, forgetting: float | None) -> base.Classifier:
+        if forgetting is None:
+            return self._classifier
+        return self._classifier.clone({"forgetting": forgetting})
+
+    def _key(self, order: int, forgetting: float | None):
+        return order if forgetting is None else (order, forgetting)
 
     @classmethod
     def _unit_test_params(cls):
@@ -200,6 +255,8 @@ class PolynomialOrderSelector(base.Classifier):
             "metric": metrics.BalancedAccuracy(),
         }
         yield {"orders": (1, 2), "block": 3}
+        yield {"orders": (1, 2), "forgetting_grid": (1.0, 0.99), "window": 50}
+        yield {"orders": (1, 2), "classifier": NRRLS(solver="woodbury"), "block": 2}
 
     @property
     def _multiclass(self) -> bool:
@@ -207,66 +264,188 @@ class PolynomialOrderSelector(base.Classifier):
 
     @property
     def best_order(self) -> int:
-        """The order whose pipeline currently makes the predictions."""
-        return self._best_order
+        """The order of the candidate that currently makes the predictions."""
+        return self._best if self._forgettings is None else self._best[0]
+
+    @property
+    def best_forgetting(self) -> float | None:
+        """The forgetting factor of that candidate: from ``forgetting_grid`` if given, else
+        the classifier's own (None for a classifier without one)."""
+        if self._forgettings is not None:
+            return self._best[1]
+        return getattr(self._classifier, "forgetting", None)
+
+    @property
+    def pipelines(self) -> dict:
+        """``{candidate: pipeline}``, candidates in increasing order (see `scores`).
+
+        With shared statistics these are new pipelines, built from the statistics that every
+        order's independent pipeline would have learnt: they predict as the selector's orders
+        do, and learning with them does not change the selector.
+
+        """
+        if not self._shared:
+            return dict(self._pipelines)
+        return {key: self._materialise(key) for key in self._candidates}
 
     @property
     def best_model(self) -> compose.Pipeline:
-        """The pipeline of `best_order`."""
-        return self.pipelines[self._best_order]
+        """The pipeline of the best candidate (a new one with shared statistics, see
+        `pipelines`)."""
+        if not self._shared:
+            return self._pipelines[self._best]
+        return self._materialise(self._best)
+
+    def _split(self, key) -> tuple[int, float | None]:
+        return (key, None) if self._forgettings is None else key
+
+    def _materialise(self, key) -> compose.Pipeline:
+        order, forgetting = self._split(key)
+        return self._nested[forgetting].pipeline(order)
+
+    # ---------------------------------------------------------------------------- learning
 
     def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
-        """Score every order on ``(x, y)``, then let every pipeline learn it.
+        """Score every candidate on ``(x, y)``, then let every model learn it.
 
-        A sample weight ``w`` (>= 0, river's importance weight) is passed to every pipeline
+        A sample weight ``w`` (>= 0, river's importance weight) is passed to every model
         (which routes it to the steps that accept it, such as `NRRLS`) and weighs the sample in
-        every order's score, so a sample of weight ``w`` counts as ``w`` samples in the race.
-        ``w = 0`` validates the sample and changes nothing else.
+        every candidate's score, so a sample of weight ``w`` counts as ``w`` samples in the
+        race. ``w = 0`` validates the sample and changes nothing else.
 
-        A sample that a pipeline refuses (a bad x or y, or, for `NRRLS`, values whose statistics
-        would leave its range) changes nothing: every order predicts before any learns, the
-        pipelines learn from the highest order down (an order's polynomial features include
-        those of the orders below, so when the highest accepts a sample's range, they all do),
-        and the scores move only once every pipeline has learnt.
+        A sample that a model refuses (a bad x or y, or, for `NRRLS`, values whose statistics
+        would leave its range) changes nothing: every candidate predicts before any model
+        learns, the models learn from the most demanding range down (the highest order, and
+        no forgetting first: an order's polynomial features include those of the orders
+        below, and forgetting only shrinks the statistics), and the scores move only once
+        every model has learnt.
 
         """
         weight = check_real("w", w, low=0.0)
         check_label(y)  # unhashable: TypeError; missing (None, NaN, pd.NA): ValueError
+        if self._shared:
+            predictions = self._score_shared(x, y, weight)
+        else:
+            predictions = self._score_pipelines(x, y, weight)
+        if predictions is None:
+            return
+        extra = {} if weight == 1.0 else {"w": weight}
+        for key, y_pred in zip(self._candidates, predictions):
+            if y_pred is not None and y_pred != {}:
+                self._update_score(key, y, y_pred, extra)
+        # The highest score (lowest if smaller is better); strict comparison, so ties keep the
+        # first candidate. One get() each: river's GeometricMean.get() is not cheap.
+        sign = 1.0 if self._metric.bigger_is_better else -1.0
+        candidates = self._candidates
+        best, best_value = candidates[0], sign * self.scores[candidates[0]].get()
+        for key in candidates[1:]:
+            value = sign * self.scores[key].get()
+            if value > best_value:
+                best, best_value = key, value
+        self._best = best
+
+    def _update_score(self, key, y, y_pred, extra: dict) -> None:
+        score = self.scores[key]
+        if self._window is not None:
+            recent = self._recent[key]
+            if len(recent) == self._window:
+                score.revert(*recent.popleft())  # the sample that leaves the window
+            recent.append((y, y_pred, *extra.values()))
+        score.update(y, y_pred, **extra)
+
+    def _score_pipelines(self, x: dict, y: typing.Hashable, weight: float) -> list | None:
+        """Independent pipelines: every candidate predicts, then (w > 0) learns."""
         use_labels = self._metric.requires_labels
-        scorers = self.pipelines
+        scorers = self._pipelines
         if self._block > 1:
             # A new block starts from frozen copies of the pipelines as they are now.
             scorers = self._scorers
             if self._block_position == 0 or scorers is None:
-                scorers = {order: copy.deepcopy(model) for order, model in self.pipelines.items()}
-        # Predict with every order first: a bad x raises here, before any state has changed.
+                scorers = {key: copy.deepcopy(model) for key, model in self._pipelines.items()}
+        # Predict with every candidate first: a bad x raises here, before any state changed.
         predictions = [
-            model.predict_one(x) if use_labels else model.predict_proba_one(x)
-            for model in scorers.values()
+            scorers[key].predict_one(x) if use_labels else scorers[key].predict_proba_one(x)
+            for key in self._candidates
         ]
         if weight == 0.0:
-            return
+            return None
         extra = {} if weight == 1.0 else {"w": weight}
-        for order in sorted(self.pipelines, reverse=True):  # the most demanding range first
-            self.pipelines[order].learn_one(x, y, **extra)
+        for key in self._learning_order():
+            self._pipelines[key].learn_one(x, y, **extra)
+        self._advance_block(scorers)
+        return predictions
+
+    def _learning_order(self) -> list:
+        """The candidates from the most demanding range down: highest order, then the least
+        forgetting."""
+        return sorted(self._candidates, key=lambda key: self._demand(key), reverse=True)
+
+    def _demand(self, key) -> tuple:
+        order, forgetting = self._split(key)
+        return (order, 1.0 if forgetting is None else forgetting)
+
+    def _advance_block(self, scorers) -> None:
         if self._block > 1:
             self._scorers = scorers
             self._block_position = (self._block_position + 1) % self._block
-        for order, y_pred in zip(self.pipelines, predictions):
-            if y_pred is not None and y_pred != {}:
-                self.scores[order].update(y, y_pred, **extra)
-        # The highest score (lowest if smaller is better); strict comparison, so ties keep the
-        # lower order. One get() per order: river's GeometricMean.get() is not cheap.
-        sign = 1.0 if self._metric.bigger_is_better else -1.0
-        best, best_value = self._orders[0], sign * self.scores[self._orders[0]].get()
-        for order in self._orders[1:]:
-            value = sign * self.scores[order].get()
-            if value > best_value:
-                best, best_value = order, value
-        self._best_order = best
+
+    def _score_shared(self, x: dict, y: typing.Hashable, weight: float) -> list | None:
+        """Shared statistics: every order of every forgetting factor predicts from one
+        solution of its statistics, then (w > 0) the highest order learns."""
+        nested_models = self._nested
+        solutions = self._scorers
+        if self._block == 1 or self._block_position == 0 or solutions is None:
+            solutions = {forgetting: nested.solve() for forgetting, nested in nested_models.items()}
+        # One expansion for all: a bad x raises here, before any state changed.
+        some = next(iter(nested_models.values()))
+        expanded, layout = some.expand(x)
+        by_model = {}
+        for forgetting, nested in nested_models.items():
+            by_model[forgetting] = self._predict_orders(nested, solutions[forgetting], expanded)
+        if weight == 0.0:
+            return None
+        for forgetting in sorted(nested_models, key=lambda f: 1.0 if f is None else f)[::-1]:
+            nested_models[forgetting].learn(expanded, layout, y, weight)
+        self._advance_block(solutions)
+        positions = {order: q for q, order in enumerate(self._orders)}
+        predictions = []
+        for key in self._candidates:
+            order, forgetting = self._split(key)
+            predictions.append(by_model[forgetting][positions[order]])
+        return predictions
+
+    def _predict_orders(self, nested: NestedOrders, solution: NestedSolution, expanded: dict):
+        """Every order's prediction (label, or probabilities) from one solution."""
+        if not solution.labels:
+            empty = None if self._metric.requires_labels else {}
+            return [empty] * len(self._orders)
+        outputs = nested.outputs(solution, nested.vector(expanded))
+        if self._metric.requires_labels:
+            return [label_of(solution.labels, row) for row in outputs]
+        return [probabilities_of(nested.model, solution.labels, row) for row in outputs]
+
+    # --------------------------------------------------------------------------- inference
+
+    def _best_outputs(self, x: dict) -> tuple[NestedOrders, tuple, np.ndarray | None]:
+        """The best candidate's classes and outputs for ``x`` (shared statistics)."""
+        order, forgetting = self._split(self._best)
+        nested = self._nested[forgetting]
+        solution = nested.solve()
+        # the best order's own expansion: a value that overflows a higher order's is fine here
+        expanded, _ = nested.expand(x, order)
+        vector = nested.vector(expanded)
+        if not solution.labels:
+            return nested, solution.labels, None
+        return nested, solution.labels, nested.outputs(solution, vector, order)
 
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
-        return self.best_model.predict_proba_one(x)
+        if not self._shared:
+            return self.best_model.predict_proba_one(x)
+        nested, labels, outputs = self._best_outputs(x)
+        return {} if outputs is None else probabilities_of(nested.model, labels, outputs)
 
     def predict_one(self, x: dict) -> typing.Hashable | None:
-        return self.best_model.predict_one(x)
+        if not self._shared:
+            return self.best_model.predict_one(x)
+        _, labels, outputs = self._best_outputs(x)
+        return None if outputs is None else label_of(labels, outputs)

@@ -1,0 +1,261 @@
+"""Every polynomial order's NR-RLS from ONE set of statistics: the highest order's.
+
+Toh's reduced model is nested (`PolynomialExtender.output_orders`): the columns of order r are
+those of order R > r whose order is at most r, with the same values. So the TER system of order
+r (algorithms page, "Total error rate (TER)"),
+
+    M_r = w_k A^k_r + w_rest A^rest_r + b I,    r_r = (tau + eta) w_k s^k_r + (tau - eta) ...,
+
+is the principal block of order R's over order r's columns: the class scatters and sums of
+order r are blocks of order R's, and the class weights w_k, w_rest (masses), b, tau and eta are
+the same. With the columns grouped by order (the constant first, then the columns of order 1,
+2, ...; within a group in the order of the model's feature index), every M_r is a LEADING
+principal block of M_R and r_r the leading part of r_R. The Cholesky factor of a leading block
+is the leading block of the factor (M = U^T U, U upper triangular: U_r^T U_r = M_r), so
+
+    U^T y = r_R      (one forward substitution, all orders at once: y_r is the leading part)
+    U_r w_r = y_r    (one back substitution per order, on the leading block U_r)
+
+gives every order's weights from ONE factorisation of M_R. Reweighted multiclass has one M_k
+per class: one factorisation per class system, each serving every order.
+
+`NestedOrders` keeps one `NRRLS` of the highest order (it validates, refuses out-of-range
+samples and learns exactly as the order-R pipeline would) and the order of every column of its
+feature index. Features that emerge later are appended at the end of that index, so the grouping
+is a permutation of the index (kept as a gather index, rebuilt only when the index grows).
+
+The solve is always direct (one Cholesky a solve). A pipeline of 112 columns or more would use
+its stale-factor solver instead (`_solver.py`), O(d^2) a step: the selector is then slower
+than the order-R pipeline alone (see ``benchmarks/results/selector.md``), but still one
+factorisation a step where the independent pipelines did one per order.
+
+"""
+
+from __future__ import annotations
+
+import typing
+
+import numpy as np
+from river import compose
+from scipy.linalg import lapack
+
+from ._solver import SystemSolver, solve_spd
+from .nrrls import NRRLS
+from .poly import PolynomialExtender
+
+__all__ = ["NestedOrders", "NestedSolution", "shares_statistics"]
+
+
+def shares_statistics(classifier: typing.Any) -> bool:
+    """Whether a classifier template can be scored from shared statistics: an `NRRLS` whose
+    solver works from the statistics (``solver="woodbury"`` keeps a recursion per model)."""
+    return type(classifier) is NRRLS and classifier.solver == "cholesky"
+
+
+class NestedSolution(typing.NamedTuple):
+    """Every order's weights at one moment (frozen for block-prequential scoring)."""
+
+    labels: tuple  # the classes, in the statistics' order
+    weights: np.ndarray  # (n_orders * n_classes, dim): row r * C + k is order r's class k
+    dim: int  # the width of the feature index then
+
+
+class NestedOrders:
+    """One `NRRLS` of the highest order whose statistics serve every order.
+
+    Parameters
+    ----------
+    orders
+        The orders, increasing.
+    extender
+        Template of the expansion (its degree is ignored).
+    classifier
+        Template of the `NRRLS` (``solver="cholesky"``).
+
+    """
+
+    def __init__(self, orders: tuple[int, ...], extender: PolynomialExtender, classifier: NRRLS):
+        self.orders = orders
+        self.extenders = {order: extender.clone({"degree": order}) for order in orders}
+        self.top = self.extenders[orders[-1]]
+        self.model = classifier.clone()  # the highest order's NR-RLS
+        # the order of every dense column of the model's index (column 0, the constant: 0)
+        self.column_orders = np.zeros(1, dtype=np.intp)
+        self._layout: tuple | None = None  # (grouped system columns, sizes, gather index)
+        self.solution: NestedSolution | None = None  # cached until the statistics change
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_layout"] = None  # derived from column_orders
+        state["solution"] = None  # derived from the statistics
+        return state
+
+    # ------------------------------------------------------------------------- encoding
+
+    def expand(self, x: dict, order: int | None = None) -> tuple[dict, typing.Any]:
+        """Order ``order``'s expansion of ``x`` (default: the highest) and its layout."""
+        extender = self.top if order is None else self.extenders[order]
+        return extender._transform_layout(x)
+
+    def vector(self, expanded: dict) -> np.ndarray:
+        """The expansion over the model's dense columns (unknown features dropped)."""
+        return self.model._index.dense_one(expanded, grow=False)[0]
+
+    # ------------------------------------------------------------------------- learning
+
+    def learn(self, expanded: dict, layout: typing.Any, y: typing.Hashable, weight: float):
+        """Let the highest order learn an expanded sample; record the new columns' orders."""
+        index = self.model._index
+        known = len(index.features)
+        if weight == 1.0:
+            self.model.learn_one(expanded, y)
+        else:
+            self.model.learn_one(expanded, y, w=weight)
+        self.solution = None
+        if len(index.features) > known:
+            orders = dict(zip(layout.names, layout.orders))
+            new = [orders[feature] for feature in index.features[known:]]
+            self.column_orders = np.concatenate((self.column_orders, np.asarray(new, np.intp)))
+            self._layout = None
+
+    # -------------------------------------------------------------------------- solving
+
+    @property
+    def first(self) -> int:
+        return 0 if self.model.intercept else 1
+
+    def layout(self) -> tuple[np.ndarray, list[int], np.ndarray]:
+        """System columns grouped by order, every order's width, and the gather index.
+
+        ``grouped[i]`` is the system column (dense column minus ``first``) at grouped position
+        i; ``sizes[q]`` the number of columns of ``orders[q]`` (a leading block); ``gather``
+        the flat (column-major) positions in M (system order) of the grouped M's entries,
+        always in M's upper triangle (the authoritative one).
+
+        """
+        if self._layout is None:
+            column_orders = self.column_orders[self.first :]
+            grouped = np.argsort(column_orders, kind="stable")  # by order, then index position
+            ordered = column_orders[grouped]
+            sizes = np.searchsorted(ordered, self.orders, side="right").tolist()
+            width = len(grouped)
+            low = np.minimum.outer(grouped, grouped)
+            high = np.maximum.outer(grouped, grouped)
+            gather = (low + high * width).ravel(order="F")  # entry (min, max): upper triangle
+            self._layout = (grouped, sizes, gather)
+        return self._layout
+
+    def solve(self) -> NestedSolution:
+        """Every order's weights from the statistics (cached until they change)."""
+        if self.solution is not None:
+            return self.solution
+        model = self.model
+        stats = model._stats
+        labels, dim, first = tuple(stats.labels), stats.dim, self.first
+        n_orders, n_classes = len(self.orders), len(labels)
+        weights = np.zeros((n_orders, n_classes, dim))
+        if n_classes and dim > first:
+            reweight = bool(model.reweight)
+            matrix_mix, rhs_mix = stats.mixing(reweight, model.tau, model.eta)
+            with SystemSolver.blas_threads(dim):
+                if stats.systems_share_matrix(reweight):
+                    mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
+                    matrix, rhs = stats.system(mix, model.l2, first)
+                    self._solve_nested(matrix, rhs, weights)
+                else:  # reweighted multiclass: every class's own M_k, each serving every order
+                    rhs = rhs_mix @ stats.sums(first).T  # r_k, one row per class
+                    matrices = stats.one_vs_rest_matrices(matrix_mix, model.l2, first)
+                    for k, matrix in enumerate(matrices):
+                        self._solve_nested(matrix, rhs[k][:, None], weights[:, k : k + 1])
+        flat = np.asfortranarray(weights.reshape(n_orders * n_classes, dim))
+        self.solution = NestedSolution(labels, flat, dim)
+        return self.solution
+
+    def _solve_nested(self, matrix: np.ndarray, rhs: np.ndarray, weights: np.ndarray) -> None:
+        """w_r = M_r^-1 r_r of every order for the columns of ``rhs`` (system order; M's upper
+        triangle authoritative), written into ``weights[order, column, dense column]``."""
+        grouped, sizes, gather = self.layout()
+        width, first, l2 = len(grouped), self.first, self.model.l2
+        square = np.asfortranarray(matrix).ravel(order="F")
+        system = square[gather].reshape(width, width, order="F")  # M_R, grouped by order
+        grouped_rhs = np.asfortranarray(rhs[grouped])  # r_R, grouped by order
+        dense = grouped + first  # dense column of every grouped position
+        factor, info = lapack.dpotrf(system, lower=0, clean=1)  # M_R = U^T U
+        valid = width if info == 0 else info - 1  # the leading minors known to be definite
+        usable = [size for size in sizes if 0 < size <= valid]
+        if usable and info != 0:  # refactor the largest definite leading block
+            factor, info = lapack.dpotrf(system[: usable[-1], : usable[-1]], lower=0, clean=1)
+            if info != 0:
+                usable = []
+        if usable:
+            # U^T y = r: the forward substitution of the largest usable block serves all orders
+            largest = usable[-1]
+            reduced, _ = lapack.dtrtrs(
+                factor[:largest, :largest], grouped_rhs[:largest], lower=0, trans=1
+            )
+        for q, size in enumerate(sizes):
+            if size == 0:
+                continue
+            solution = None
+            if size in usable:
+                # U_r w_r = y_r
+                solution, _ = lapack.dtrtrs(factor[:size, :size], reduced[:size], lower=0)
+                if l2 <= 1e-200 and not np.isfinite(solution).all():
+                    solution = None
+            if solution is None:  # not definite in floating point: the pipeline's fallbacks
+                solution = solve_spd(system[:size, :size], grouped_rhs[:size], l2)
+            weights[q][:, dense[:size]] = solution.T
+
+    # ---------------------------------------------------------------------- predictions
+
+    def outputs(self, solution: NestedSolution, vector: np.ndarray, order: int | None = None):
+        """``w . x`` for a dense vector: of every order (rows) and class (columns), or of
+        ``order``'s classes only."""
+        weights, n_classes = solution.weights, len(solution.labels)
+        if order is not None:
+            start = self.orders.index(order) * n_classes
+            weights = weights[start : start + n_classes]
+        vector = vector[: solution.dim]
+        with np.errstate(over="ignore", invalid="ignore"):
+            outputs = weights @ vector
+        if not np.isfinite(outputs).all():
+            self.model._refuse_overflow(weights, vector)
+        return outputs if order is not None else outputs.reshape(len(self.orders), n_classes)
+
+    # -------------------------------------------------------------------- materialising
+
+    def pipeline(self, order: int) -> compose.Pipeline:
+        """A new ``PolynomialExtender(degree=order) | NRRLS`` with the statistics that the
+        independent pipeline of that order would have learnt (its blocks of the shared ones),
+        ready to predict and to go on learning on its own."""
+        top = self.model
+        model = top.clone()
+        features = [
+            feature
+            for feature, column_order in zip(top._index.features, self.column_orders[1:].tolist())
+            if column_order <= order
+        ]
+        columns = np.array([0] + [top._index.position[f] for f in features], dtype=np.intp)
+        model._index.add(features)  # in the shared index's order: the pipeline's own order
+        stats = model._stats
+        stats.grow(len(columns))
+        for label in top._stats.labels:
+            stats.add_class(label)
+        if len(top._stats.labels):
+            # increasing columns: the upper triangle stays the upper triangle
+            stats.data[...] = top._stats.data[np.ix_(columns, columns)]
+        model._bound = None  # recomputed at its next learn_one
+        return compose.Pipeline(self.extenders[order].clone(), model)
+
+
+def label_of(labels: tuple, outputs: np.ndarray) -> typing.Hashable:
+    """NRRLS.predict_one's class for outputs of one order: the largest, ties to the first."""
+    values = outputs.tolist()
+    if len(values) == 2:
+        return labels[0 if values[0] >= values[1] else 1]
+    return labels[max(range(len(values)), key=values.__getitem__)]
+
+
+def probabilities_of(model: NRRLS, labels: tuple, outputs: np.ndarray) -> dict:
+    """NRRLS.predict_proba_one's probabilities for outputs of one order."""
+    return dict(zip(labels, model._softmax(outputs[None, :])[0].tolist()))
