@@ -56,8 +56,8 @@ class NestedSolution(typing.NamedTuple):
     """Every order's weights at one moment (frozen for block-prequential scoring)."""
 
     labels: tuple  # the classes, in the statistics' order
-    weights: np.ndarray  # (n_orders * n_classes, dim): row r * C + k is order r's class k
-    dim: int  # the width of the feature index then
+    weights: np.ndarray  # (n_orders * n_classes, width): row q * C + k is orders[q]'s class k
+    columns: np.ndarray  # the dense column of every weight column (grouped by order)
 
 
 class NestedOrders:
@@ -152,39 +152,60 @@ class NestedOrders:
         model = self.model
         stats = model._stats
         labels, dim, first = tuple(stats.labels), stats.dim, self.first
-        n_orders, n_classes = len(self.orders), len(labels)
-        weights = np.zeros((n_orders, n_classes, dim))
+        grouped = self.layout()[0]
+        n_classes = len(labels)
+        weights = np.zeros((len(self.orders) * n_classes, len(grouped)), order="F")
         if n_classes and dim > first:
             reweight = bool(model.reweight)
-            matrix_mix, rhs_mix = stats.mixing(reweight, model.tau, model.eta)
             with SystemSolver.blas_threads(dim):
                 if stats.systems_share_matrix(reweight):
-                    mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
-                    matrix, rhs = stats.system(mix, model.l2, first)
-                    self._solve_nested(matrix, rhs, weights)
+                    matrix, rhs = stats.system(self._mix(stats), model.l2, first)
+                    self._solve_nested(matrix, rhs, weights, n_classes, range(n_classes))
                 else:  # reweighted multiclass: every class's own M_k, each serving every order
+                    matrix_mix, rhs_mix = stats.mixing(reweight, model.tau, model.eta)
                     rhs = rhs_mix @ stats.sums(first).T  # r_k, one row per class
                     matrices = stats.one_vs_rest_matrices(matrix_mix, model.l2, first)
                     for k, matrix in enumerate(matrices):
-                        self._solve_nested(matrix, rhs[k][:, None], weights[:, k : k + 1])
-        flat = np.asfortranarray(weights.reshape(n_orders * n_classes, dim))
-        self.solution = NestedSolution(labels, flat, dim)
+                        self._solve_nested(matrix, rhs[k][:, None], weights, n_classes, [k])
+        self.solution = NestedSolution(labels, weights, grouped + first)
         return self.solution
 
-    def _solve_nested(self, matrix: np.ndarray, rhs: np.ndarray, weights: np.ndarray) -> None:
+    def _mix(self, stats) -> np.ndarray:
+        """The shared system's coefficients: row 0 M's (sum_j mix_j A^j + b I), then r_k's."""
+        model = self.model
+        if stats.n_classes != 2:
+            matrix_mix, rhs_mix = stats.mixing(bool(model.reweight), model.tau, model.eta)
+            return np.vstack((matrix_mix[:1], rhs_mix))
+        # two classes, as the solver's hot path computes them (stats.mixing costs ~20 us)
+        n_0, n_1 = stats.counts.tolist()
+        if model.reweight:
+            w_0 = 1.0 / n_0 if n_0 > 0 else 0.0  # 1/n^0
+            w_1 = 1.0 / n_1 if n_1 > 0 else 0.0  # 1/n^1
+        else:
+            w_0, w_1 = float(n_0 > 0), float(n_1 > 0)  # an empty side gets 0
+        target_pos, target_rest = model.tau + model.eta, model.tau - model.eta
+        return np.array(
+            [
+                [w_0, w_1],  # M = w_0 A^0 + w_1 A^1 + b I
+                [target_pos * w_0, target_rest * w_1],  # r_0
+                [target_rest * w_0, target_pos * w_1],  # r_1
+            ]
+        )
+
+    def _solve_nested(self, matrix, rhs, weights, n_classes: int, classes) -> None:
         """w_r = M_r^-1 r_r of every order for the columns of ``rhs`` (system order; M's upper
-        triangle authoritative), written into ``weights[order, column, dense column]``."""
+        triangle authoritative): row ``q * n_classes + classes[j]`` of ``weights`` (grouped
+        columns) gets order q's solution for column j."""
         grouped, sizes, gather = self.layout()
-        width, first, l2 = len(grouped), self.first, self.model.l2
+        width, l2 = len(grouped), self.model.l2
         square = np.asfortranarray(matrix).ravel(order="F")
         system = square[gather].reshape(width, width, order="F")  # M_R, grouped by order
         grouped_rhs = np.asfortranarray(rhs[grouped])  # r_R, grouped by order
-        dense = grouped + first  # dense column of every grouped position
-        factor, info = lapack.dpotrf(system, lower=0, clean=1)  # M_R = U^T U
+        factor, info = lapack.dpotrf(system, lower=0, clean=0)  # M_R = U^T U
         valid = width if info == 0 else info - 1  # the leading minors known to be definite
         usable = [size for size in sizes if 0 < size <= valid]
         if usable and info != 0:  # refactor the largest definite leading block
-            factor, info = lapack.dpotrf(system[: usable[-1], : usable[-1]], lower=0, clean=1)
+            factor, info = lapack.dpotrf(system[: usable[-1], : usable[-1]], lower=0, clean=0)
             if info != 0:
                 usable = []
         if usable:
@@ -193,18 +214,20 @@ class NestedOrders:
             reduced, _ = lapack.dtrtrs(
                 factor[:largest, :largest], grouped_rhs[:largest], lower=0, trans=1
             )
+        rows = np.asarray(classes)
         for q, size in enumerate(sizes):
             if size == 0:
                 continue
             solution = None
             if size in usable:
+                block = factor if size == len(factor) else factor[:size, :size]
                 # U_r w_r = y_r
-                solution, _ = lapack.dtrtrs(factor[:size, :size], reduced[:size], lower=0)
+                solution, _ = lapack.dtrtrs(block, reduced[:size], lower=0)
                 if l2 <= 1e-200 and not np.isfinite(solution).all():
                     solution = None
             if solution is None:  # not definite in floating point: the pipeline's fallbacks
                 solution = solve_spd(system[:size, :size], grouped_rhs[:size], l2)
-            weights[q][:, dense[:size]] = solution.T
+            weights[q * n_classes + rows, :size] = solution.T
 
     # ---------------------------------------------------------------------- predictions
 
@@ -215,12 +238,20 @@ class NestedOrders:
         if order is not None:
             start = self.orders.index(order) * n_classes
             weights = weights[start : start + n_classes]
-        vector = vector[: solution.dim]
+        values = vector[solution.columns]  # grouped by order, as the weights
         with np.errstate(over="ignore", invalid="ignore"):
-            outputs = weights @ vector
+            outputs = weights @ values
         if not np.isfinite(outputs).all():
-            self.model._refuse_overflow(weights, vector)
+            self._refuse_overflow(weights, values, solution.columns)
         return outputs if order is not None else outputs.reshape(len(self.orders), n_classes)
+
+    def _refuse_overflow(self, weights, values, columns) -> None:
+        """NRRLS's error for outputs that overflow, over the model's dense columns."""
+        dense = np.zeros((len(weights), self.model._stats.dim))
+        dense[:, columns] = weights
+        vector = np.zeros(dense.shape[1])
+        vector[columns] = values
+        self.model._refuse_overflow(dense, vector)
 
     # -------------------------------------------------------------------- materialising
 
