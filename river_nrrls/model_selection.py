@@ -1,4 +1,5 @@
-"""Online choice of the polynomial order r: one pipeline per order, raced prequentially."""
+"""Online choice of the polynomial order r: every order raced prequentially, from one model's
+statistics when the classifier is NRRLS."""
 
 from __future__ import annotations
 
@@ -86,12 +87,12 @@ def _check_grid(grid: typing.Any, classifier: base.Classifier) -> tuple[float, .
 
 
 class PolynomialOrderSelector(base.Classifier):
-    """Choose the polynomial order r online: one pipeline per order, raced on prequential G-mean.
+    """Choose the polynomial order r online: every order raced on prequential G-mean.
 
     The NR-RLS paper reports results for RM orders r = 1..6 but does not say how r was chosen
     per data set. This classifier makes the choice online, on the training stream only: it runs
-    one pipeline ``PolynomialExtender(degree=r) | classifier`` per order r, and before every
-    pipeline learns a sample it predicts it, which updates that order's copy of ``metric``
+    the model ``PolynomialExtender(degree=r) | classifier`` of every order r, and before every
+    model learns a sample it predicts it, which updates that order's copy of ``metric``
     (prequential, or "test-then-train", evaluation: no sample is scored by a model that has
     learnt it). Predictions come from the order with the best score so far; ties go to the
     lowest order, so the simplest model is kept until a higher order is strictly better (and the
@@ -101,23 +102,43 @@ class PolynomialOrderSelector(base.Classifier):
     learns every sample, so all scores are measured on the same samples. river has no greedy
     classifier; its bandit and successive-halving selectors train only some of the models on
     each sample, which makes their scores incomparable and starves the orders that start badly.
-    The cost is that of all the pipelines together (dominated by the highest order).
+
+    **One model's statistics for all orders.** With the default classifier (an `NRRLS`, any
+    parameters, ``solver="cholesky"``) the selector learns ONE expansion and ONE set of
+    statistics, the highest order's, and solves every order from them: the expansions are nested
+    (`PolynomialExtender.output_orders`), so with the columns grouped by order every order's
+    TER system is a leading block of the highest order's, and one Cholesky factorisation of
+    each system (one, or one per class for reweighted multiclass) gives every order's weights
+    by triangular solves. Every order predicts what an independent
+    ``PolynomialExtender(degree=r) | NRRLS(...)`` would, on every sample (the weights agree to
+    rounding: the same systems, their columns in another order). The cost is about one
+    pipeline of the highest order with a direct solve at every step, O(d^3) for its d
+    columns: where that pipeline alone would use its stale-factor solver (d >= 112, O(d^2) a
+    step), the selector costs several times it (``benchmarks/results/selector.md``);
+    ``block`` then amortises the factorisation. Any other classifier (or
+    ``solver="woodbury"``) runs one independent pipeline per order, whose cost is that of all
+    the pipelines together.
 
     The selector's own prequential score is an honest estimate of the whole procedure; it is
     a little below the best order's score, which is known only in hindsight (0.002 to 0.027 of
     G-mean below it on six bundled data sets, ``benchmarks/results/poly_conditioning.md``).
 
-    **Block-prequential scoring** (``block = B > 1``) makes the race much cheaper for NR-RLS at
-    high orders, where every prediction after a learnt sample costs a Cholesky factorisation
-    (O(K^3) for K columns): each order then scores the samples of a block of B consecutive
-    samples with a frozen copy of itself taken at the start of the block, that is with the
-    weights it had *before* the block, so its weights are solved once per block instead of once
-    per sample. The pipelines themselves still learn every sample as it comes (so
-    `best_model` is always up to date) and the best order is still updated after every
-    sample. It is still online and honest (no sample is scored by a model that has learnt it,
-    and nothing outside the stream is looked at); the scores only lag by up to B - 1 samples,
-    and the first block is not scored at all (there is no model yet). ``block=1`` is the plain
-    prequential race.
+    **Block-prequential scoring** (``block = B > 1``) makes the race much cheaper: each order
+    then scores the samples of a block of B consecutive samples with the weights it had
+    *before* the block, so the weights are solved once per block instead of once per sample.
+    The models still learn every sample as it comes (so `best_model` is always up to date)
+    and the best order is still updated after every sample. It is still online and honest (no
+    sample is scored by a model that has learnt it, and nothing outside the stream is looked
+    at); the scores only lag by up to B - 1 samples, and the first block is not scored at all
+    (there is no model yet). ``block=1`` is the plain prequential race.
+
+    **Drifting streams.** ``classifier=NRRLS(forgetting=l)`` makes every order forget as its
+    pipeline would. ``forgetting_grid`` races the forgetting factor too: every (order, factor)
+    pair is a candidate, each factor with its own statistics (shared by the orders), so the
+    cost grows with the number of factors. ``window`` scores the race on the last ``window``
+    scored samples only, so that the race itself follows a drift (a score over the whole
+    stream keeps crowning the candidate that was best before it).
+    ``benchmarks/results/selector.md`` measures both on drifting imbalanced streams.
 
     Parameters
     ----------
@@ -128,22 +149,29 @@ class PolynomialOrderSelector(base.Classifier):
         ``PolynomialExtender()`` (Toh's reduced model with the sum, as in the paper). Pass
         ``PolynomialExtender(aggregate="mean", n_features=l)`` for the better-conditioned variant.
     classifier
-        Template of the classifier; each order uses a fresh clone. Defaults to ``NRRLS()``.
+        Template of the classifier. Defaults to ``NRRLS()``.
     metric
-        Template of the classification metric that ranks the orders; each order uses a clone.
+        Template of the classification metric that ranks the candidates; each uses a clone.
         Defaults to `river.metrics.GeometricMean`, the paper's measure. A metric that
         needs probabilities (``requires_labels`` false) is fed ``predict_proba_one``.
     block
         Size of the scoring blocks, a positive int: 1 (default) scores every sample with the
         weights learnt up to the previous sample; B > 1 scores it with the weights learnt up to
         the start of its block of B samples (see above).
+    forgetting_grid
+        Forgetting factors in (0, 1] to race with the orders (the classifier's ``forgetting``
+        is then replaced by each of them), or None (default): no grid. Needs a classifier with a
+        ``forgetting`` parameter. Ties go to the lower order, then to the larger factor.
+    window
+        Score the race on the last ``window`` scored samples only (a positive int), or on every
+        sample (None, default).
 
     Attributes
     ----------
-    pipelines
-        ``{order: pipeline}``, in increasing order.
     scores
-        ``{order: metric}``: every order's prequential score on the samples learnt so far.
+        ``{candidate: metric}``: every candidate's prequential score on the samples learnt so
+        far (the last ``window`` with a window). The candidates are the orders, or
+        ``(order, forgetting)`` pairs with a ``forgetting_grid``.
 
     Examples
     --------
@@ -180,6 +208,22 @@ class PolynomialOrderSelector(base.Classifier):
     ...     model.learn_one(x, y)
     >>> model.best_order
     3
+
+    The forgetting factor raced with the order, on the last 100 scored samples (Bupa does not
+    drift: no forgetting wins):
+
+    >>> model = PolynomialOrderSelector(orders=(1, 2, 3), forgetting_grid=(1.0, 0.99), window=100)
+    >>> for x, y in bupa:
+    ...     model.learn_one(x, y)
+    >>> model.best_order, model.best_forgetting
+    (3, 1.0)
+    >>> {key: round(float(score.get()), 3) for key, score in model.scores.items() if key[0] == 3}
+    {(3, 1.0): 0.693, (3, 0.99): 0.683}
+
+    `best_model` is the chosen order's pipeline, built from the shared statistics:
+
+    >>> model.best_model["PolynomialExtender"].degree, model.best_model["NRRLS"].forgetting
+    (3, 1.0)
 
     References
     ----------
