@@ -124,13 +124,11 @@ class NestedOrders:
     def first(self) -> int:
         return 0 if self.model.intercept else 1
 
-    def layout(self) -> tuple[np.ndarray, list[int], np.ndarray]:
-        """System columns grouped by order, every order's width, and the gather index.
+    def layout(self) -> tuple[np.ndarray, list[int]]:
+        """System columns grouped by order, and every order's width.
 
         ``grouped[i]`` is the system column (dense column minus ``first``) at grouped position
-        i; ``sizes[q]`` the number of columns of ``orders[q]`` (a leading block); ``gather``
-        the flat (column-major) positions in M (system order) of the grouped M's entries,
-        always in M's upper triangle (the authoritative one).
+        i; ``sizes[q]`` the number of columns of ``orders[q]`` (a leading block).
 
         """
         if self._layout is None:
@@ -138,12 +136,21 @@ class NestedOrders:
             grouped = np.argsort(column_orders, kind="stable")  # by order, then index position
             ordered = column_orders[grouped]
             sizes = np.searchsorted(ordered, self.orders, side="right").tolist()
-            width = len(grouped)
-            low = np.minimum.outer(grouped, grouped)
-            high = np.maximum.outer(grouped, grouped)
-            gather = (low + high * width).ravel(order="F")  # entry (min, max): upper triangle
-            self._layout = (grouped, sizes, gather)
-        return self._layout
+            self._layout = (grouped, sizes, {})
+        return self._layout[:2]
+
+    def gather(self, lead: int, offset: int) -> np.ndarray:
+        """Flat (column-major, leading dimension ``lead``) positions of the grouped M's
+        entries in a square whose system column j is at ``offset + j``: always the entry of
+        M's upper triangle (the authoritative one), so the grouped M is fully symmetric."""
+        self.layout()
+        grouped, _, cache = self._layout
+        index = cache.get((lead, offset))
+        if index is None:
+            low = np.minimum.outer(grouped, grouped) + offset
+            high = np.maximum.outer(grouped, grouped) + offset
+            index = cache[lead, offset] = (low + high * lead).ravel(order="F")
+        return index
 
     def solve(self) -> NestedSolution:
         """Every order's weights from the statistics (cached until they change)."""
@@ -159,14 +166,20 @@ class NestedOrders:
             reweight = bool(model.reweight)
             with SystemSolver.blas_threads(dim):
                 if stats.systems_share_matrix(reweight):
-                    matrix, rhs = stats.system(self._mix(stats), model.l2, first)
-                    self._solve_nested(matrix, rhs, weights, n_classes, range(n_classes))
+                    mix = self._mix(stats)
+                    # M = sum_j mix_j A^j over the whole buffer (column-major), gathered below
+                    combined = stats.stacked() @ mix[0]
+                    rhs = stats.sums(first) @ mix[1:].T  # r_k = sum_j mix[1 + k, j] s^j
+                    gather = self.gather(stats.buffer.shape[0], first)
+                    self._solve_nested(combined, gather, rhs, weights, range(n_classes), True)
                 else:  # reweighted multiclass: every class's own M_k, each serving every order
                     matrix_mix, rhs_mix = stats.mixing(reweight, model.tau, model.eta)
                     rhs = rhs_mix @ stats.sums(first).T  # r_k, one row per class
                     matrices = stats.one_vs_rest_matrices(matrix_mix, model.l2, first)
+                    gather = self.gather(dim - first, 0)
                     for k, matrix in enumerate(matrices):
-                        self._solve_nested(matrix, rhs[k][:, None], weights, n_classes, [k])
+                        square = np.asfortranarray(matrix).ravel(order="F")
+                        self._solve_nested(square, gather, rhs[k][:, None], weights, [k], False)
         self.solution = NestedSolution(labels, weights, grouped + first)
         return self.solution
 
@@ -192,14 +205,18 @@ class NestedOrders:
             ]
         )
 
-    def _solve_nested(self, matrix, rhs, weights, n_classes: int, classes) -> None:
-        """w_r = M_r^-1 r_r of every order for the columns of ``rhs`` (system order; M's upper
-        triangle authoritative): row ``q * n_classes + classes[j]`` of ``weights`` (grouped
-        columns) gets order q's solution for column j."""
-        grouped, sizes, gather = self.layout()
+    def _solve_nested(self, square, gather, rhs, weights, classes, add_ridge: bool) -> None:
+        """w_r = M_r^-1 r_r of every order for the columns of ``rhs`` (system order), M's
+        entries at ``square[gather]`` (see `gather`; ``add_ridge``: ``square`` lacks the b I
+        of M, as the combination of the whole buffer does). Row
+        ``q * n_classes + classes[j]`` of ``weights`` (grouped columns) gets order q's solution
+        for column j."""
+        grouped, sizes = self.layout()
         width, l2 = len(grouped), self.model.l2
-        square = np.asfortranarray(matrix).ravel(order="F")
+        n_classes = len(weights) // len(self.orders)
         system = square[gather].reshape(width, width, order="F")  # M_R, grouped by order
+        if add_ridge:
+            system.ravel(order="F")[:: width + 1] += l2  # + b I (l2 is the paper's b)
         grouped_rhs = np.asfortranarray(rhs[grouped])  # r_R, grouped by order
         factor, info = lapack.dpotrf(system, lower=0, clean=0)  # M_R = U^T U
         valid = width if info == 0 else info - 1  # the leading minors known to be definite

@@ -32,29 +32,44 @@ def _check_orders(orders: typing.Any) -> tuple[int, ...]:
     return tuple(sorted(int(order) for order in orders))
 
 
-def _score_value(metric: metrics.base.ClassificationMetric) -> float:
-    """``metric.get()``; for river's GeometricMean the same number without its scipy call.
+def _recalls(metric: metrics.GeometricMean) -> list[float]:
+    """Every class's recall as ``GeometricMean.get`` computes it (0 for an empty row)."""
+    cm = metric.cm
+    recalls = []
+    for label in cm.classes:
+        try:
+            recalls.append(cm[label][label] / cm.sum_row[label])
+        except ZeroDivisionError:
+            recalls.append(0.0)
+    return recalls
 
-    ``GeometricMean.get`` is ``scipy.stats.gmean`` of the class recalls, which is
-    ``exp(mean(log(recalls)))`` with numpy, behind about 0.3 ms of argument handling: six
-    times a sample it cost more than every order's model. This computes the recalls as it does
-    and the same numpy expression (``tests/test_order_selector.py`` checks equality to the bit).
+
+def _score_values(scores: list) -> list[float]:
+    """``metric.get()`` of every metric; for river's GeometricMean the same numbers without
+    its scipy call.
+
+    ``GeometricMean.get`` is ``scipy.stats.gmean`` of the class recalls, that is
+    ``exp(mean(log(recalls)))`` with numpy, behind about 0.3 ms of argument handling: six times
+    a sample it cost more than every order's model. This computes the recalls as it does and
+    the same numpy expression, one row per metric when they have the same number of classes
+    (``tests/test_order_selector.py`` checks the numbers are equal to the bit).
 
     """
-    if type(metric) is not metrics.GeometricMean:
-        return metric.get()
-    cm = metric.cm
-    classes = cm.classes
-    if not classes:
-        return 0.0
-    recalls = np.zeros(len(classes), float)
-    for i, label in enumerate(classes):
-        try:
-            recalls[i] = cm[label][label] / cm.sum_row[label]
-        except ZeroDivisionError:
-            continue
+    if not all(type(metric) is metrics.GeometricMean for metric in scores):
+        return [metric.get() for metric in scores]
+    rows = [_recalls(metric) for metric in scores]
+    widths = {len(row) for row in rows}
+    if len(widths) != 1 or 0 in widths:
+        return [_geometric_mean(np.array(row, float)) for row in rows]
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.exp(np.mean(np.log(recalls)))
+        return np.exp(np.mean(np.log(np.array(rows, float)), axis=1)).tolist()
+
+
+def _geometric_mean(recalls: np.ndarray) -> float:
+    if not len(recalls):
+        return 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.exp(np.mean(np.log(recalls))))
 
 
 def _check_positive(name: str, value: typing.Any) -> int:
@@ -406,11 +421,11 @@ class PolynomialOrderSelector(base.Classifier):
         # first candidate. One get() each: river's GeometricMean.get() is not cheap.
         sign = 1.0 if self._metric.bigger_is_better else -1.0
         candidates = self._candidates
-        best, best_value = candidates[0], sign * _score_value(self.scores[candidates[0]])
-        for key in candidates[1:]:
-            value = sign * _score_value(self.scores[key])
-            if value > best_value:
-                best, best_value = key, value
+        values = _score_values([self.scores[key] for key in candidates])
+        best, best_value = candidates[0], sign * values[0]
+        for key, value in zip(candidates[1:], values[1:]):
+            if sign * value > best_value:
+                best, best_value = key, sign * value
         self._best = best
 
     def _update_score(self, key, y, y_pred, extra: dict) -> None:
