@@ -45,6 +45,8 @@ from .poly import PolynomialExtender
 
 __all__ = ["NestedOrders", "NestedSolution", "shares_statistics"]
 
+_PLAIN = frozenset((float, int))  # value types whose equality means an equal expansion
+
 
 def shares_statistics(classifier: typing.Any) -> bool:
     """Whether a classifier template can be scored from shared statistics: an `NRRLS` whose
@@ -83,19 +85,37 @@ class NestedOrders:
         self.column_orders = np.zeros(1, dtype=np.intp)
         self._layout: tuple | None = None  # (grouped system columns, sizes, gather index)
         self.solution: NestedSolution | None = None  # cached until the statistics change
+        self._last: tuple | None = None  # the last x's items and its expansion (see expand)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_layout"] = None  # derived from column_orders
         state["solution"] = None  # derived from the statistics
+        state["_last"] = None
         return state
 
     # ------------------------------------------------------------------------- encoding
 
     def expand(self, x: dict, order: int | None = None) -> tuple[dict, typing.Any]:
-        """Order ``order``'s expansion of ``x`` (default: the highest) and its layout."""
-        extender = self.top if order is None else self.extenders[order]
-        return extender._transform_layout(x)
+        """Order ``order``'s expansion of ``x`` (default: the highest) and its layout.
+
+        The highest order's expansion of the last ``x`` is remembered (river's prequential
+        loop expands every sample twice, to predict and to learn), when its values are plain
+        ints and floats (equal keys and values then give the same expansion).
+
+        """
+        if order is not None:
+            return self.extenders[order]._transform_layout(x)
+        if not isinstance(x, dict):
+            raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+        items = tuple(x.items())
+        last = self._last
+        if last is not None and _PLAIN.issuperset(map(type, x.values())) and last[0] == items:
+            return last[1]
+        result = self.top._transform_layout(x)
+        if _PLAIN.issuperset(map(type, x.values())):
+            self._last = (items, result)
+        return result
 
     def vector(self, expanded: dict) -> np.ndarray:
         """The expansion over the model's dense columns (unknown features dropped)."""
@@ -171,7 +191,7 @@ class NestedOrders:
                     combined = stats.stacked() @ mix[0]
                     rhs = stats.sums(first) @ mix[1:].T  # r_k = sum_j mix[1 + k, j] s^j
                     gather = self.gather(stats.buffer.shape[0], first)
-                    self._solve_nested(combined, gather, rhs, weights, range(n_classes), True)
+                    self._solve_nested(combined, gather, rhs, weights, 0, True)
                 else:  # reweighted multiclass: every class's own M_k, each serving every order
                     matrix_mix, rhs_mix = stats.mixing(reweight, model.tau, model.eta)
                     rhs = rhs_mix @ stats.sums(first).T  # r_k, one row per class
@@ -179,7 +199,7 @@ class NestedOrders:
                     gather = self.gather(dim - first, 0)
                     for k, matrix in enumerate(matrices):
                         square = np.asfortranarray(matrix).ravel(order="F")
-                        self._solve_nested(square, gather, rhs[k][:, None], weights, [k], False)
+                        self._solve_nested(square, gather, rhs[k][:, None], weights, k, False)
         self.solution = NestedSolution(labels, weights, grouped + first)
         return self.solution
 
@@ -205,20 +225,44 @@ class NestedOrders:
             ]
         )
 
-    def _solve_nested(self, square, gather, rhs, weights, classes, add_ridge: bool) -> None:
+    def _solve_nested(self, square, gather, rhs, weights, first_class: int, add_ridge: bool):
         """w_r = M_r^-1 r_r of every order for the columns of ``rhs`` (system order), M's
         entries at ``square[gather]`` (see `gather`; ``add_ridge``: ``square`` lacks the b I
         of M, as the combination of the whole buffer does). Row
-        ``q * n_classes + classes[j]`` of ``weights`` (grouped columns) gets order q's solution
-        for column j."""
+        ``q * n_classes + first_class + j`` of ``weights`` (grouped columns) gets order q's
+        solution for column j."""
         grouped, sizes = self.layout()
         width, l2 = len(grouped), self.model.l2
-        n_classes = len(weights) // len(self.orders)
+        n_classes, count = len(weights) // len(self.orders), rhs.shape[1]
         system = square[gather].reshape(width, width, order="F")  # M_R, grouped by order
         if add_ridge:
             system.ravel(order="F")[:: width + 1] += l2  # + b I (l2 is the paper's b)
-        grouped_rhs = np.asfortranarray(rhs[grouped])  # r_R, grouped by order
-        factor, info = lapack.dpotrf(system, lower=0, clean=0)  # M_R = U^T U
+        grouped_rhs = rhs[grouped]  # r_R, grouped by order
+        # (a, lower, clean) by position: f2py parses a keyword for ~0.4 us
+        factor, info = lapack.dpotrf(system, 0, 0)  # M_R = U^T U
+        if info != 0 or l2 <= 1e-200:
+            self._solve_fallbacks(system, factor, info, grouped_rhs, weights, first_class)
+            return
+        # U^T y = r_R: ONE forward substitution serves every order (y_r is the leading part)
+        reduced, _ = lapack.dtrtrs(factor, grouped_rhs, 0, 1)  # (a, b, lower, trans)
+        # U_r w_r = y_r for every order in ONE back substitution with the whole U: the
+        # right-hand side [y_r; 0] gives [w_r; 0] (U is upper triangular: the zero tail solves
+        # to zero and leaves U_r w_r = y_r), with no copy of any block U_r.
+        padded = np.zeros((width, len(sizes) * count), order="F")
+        for q, size in enumerate(sizes):
+            padded[:size, q * count : (q + 1) * count] = reduced[:size]
+        solutions, _ = lapack.dtrtrs(factor, padded, 0, 0, 0, width, 1)  # overwrite_b
+        if count == n_classes:  # every class at once: the rows are already in place
+            weights[:] = solutions.T
+        else:
+            weights[first_class::n_classes] = solutions.T
+
+    def _solve_fallbacks(self, system, factor, info, grouped_rhs, weights, first_class) -> None:
+        """`_solve_nested` when M_R is not definite in floating point (``info`` > 0), or
+        l2 = 0 (a solution may then overflow): the orders whose leading block is definite are
+        solved from its factor, the others as their pipelines would (`solve_spd`)."""
+        sizes, width, l2 = self.layout()[1], len(system), self.model.l2
+        n_classes, count = len(weights) // len(self.orders), grouped_rhs.shape[1]
         valid = width if info == 0 else info - 1  # the leading minors known to be definite
         usable = [size for size in sizes if 0 < size <= valid]
         if usable and info != 0:  # refactor the largest definite leading block
@@ -226,25 +270,23 @@ class NestedOrders:
             if info != 0:
                 usable = []
         if usable:
-            # U^T y = r: the forward substitution of the largest usable block serves all orders
-            largest = usable[-1]
+            largest = usable[-1]  # U^T y = r over the largest definite block
             reduced, _ = lapack.dtrtrs(
                 factor[:largest, :largest], grouped_rhs[:largest], lower=0, trans=1
             )
-        rows = np.asarray(classes)
         for q, size in enumerate(sizes):
             if size == 0:
                 continue
             solution = None
             if size in usable:
                 block = factor if size == len(factor) else factor[:size, :size]
-                # U_r w_r = y_r
-                solution, _ = lapack.dtrtrs(block, reduced[:size], lower=0)
+                solution, _ = lapack.dtrtrs(block, reduced[:size], lower=0)  # U_r w_r = y_r
                 if l2 <= 1e-200 and not np.isfinite(solution).all():
                     solution = None
             if solution is None:  # not definite in floating point: the pipeline's fallbacks
                 solution = solve_spd(system[:size, :size], grouped_rhs[:size], l2)
-            weights[q * n_classes + rows, :size] = solution.T
+            start = q * n_classes + first_class
+            weights[start : start + count, :size] = solution.T
 
     # ---------------------------------------------------------------------- predictions
 
@@ -302,6 +344,14 @@ def label_of(labels: tuple, outputs: np.ndarray) -> typing.Hashable:
     if len(values) == 2:
         return labels[0 if values[0] >= values[1] else 1]
     return labels[max(range(len(values)), key=values.__getitem__)]
+
+
+def labels_of(labels: tuple, outputs: np.ndarray) -> list:
+    """`label_of` for every row of ``outputs`` (one row per order), vectorised: the first
+    largest output's class (numpy's argmax keeps the first of equal maxima, as ``max``)."""
+    if len(labels) == 2:
+        return [labels[0] if first else labels[1] for first in (outputs[:, 0] >= outputs[:, 1])]
+    return [labels[k] for k in outputs.argmax(axis=1).tolist()]
 
 
 def probabilities_of(model: NRRLS, labels: tuple, outputs: np.ndarray) -> dict:

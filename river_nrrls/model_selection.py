@@ -12,7 +12,14 @@ import numpy as np
 from river import base, compose, metrics
 
 from ._checks import check_label, check_real
-from ._orders import NestedOrders, NestedSolution, label_of, probabilities_of, shares_statistics
+from ._orders import (
+    NestedOrders,
+    NestedSolution,
+    label_of,
+    labels_of,
+    probabilities_of,
+    shares_statistics,
+)
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
@@ -505,7 +512,7 @@ class PolynomialOrderSelector(base.Classifier):
             return [empty] * len(self._orders)
         outputs = nested.outputs(solution, nested.vector(expanded))
         if self._metric.requires_labels:
-            return [label_of(solution.labels, row) for row in outputs]
+            return labels_of(solution.labels, outputs)
         return [probabilities_of(nested.model, solution.labels, row) for row in outputs]
 
     # --------------------------------------------------------------------------- inference
@@ -515,8 +522,13 @@ class PolynomialOrderSelector(base.Classifier):
         order, forgetting = self._split(self._best)
         nested = self._nested[forgetting]
         solution = nested.solve()
-        # the best order's own expansion: a value that overflows a higher order's is fine here
-        expanded, _ = nested.expand(x, order)
+        # The highest order's expansion (the one learn_one will need: expanded once), whose
+        # leading columns are the best order's; if it overflows, the best order's own (a
+        # value too large for a higher order is fine for a lower one).
+        try:
+            expanded, _ = nested.expand(x)
+        except ValueError:
+            expanded, _ = nested.expand(x, order)
         vector = nested.vector(expanded)
         if not solution.labels:
             return nested, solution.labels, None
