@@ -220,12 +220,12 @@ def markdown(speed: list, drifting: dict, args, seconds: float) -> str:
     lines = [
         "# PolynomialOrderSelector: cost and drift",
         "",
-        f"Written by `python benchmarks/selector.py` in {seconds:.0f} s (Python "
+        f"Written by `python benchmarks/selector.py` in {seconds:.0f} CPU seconds (Python "
         f"{platform.python_version()}, river {river.__version__}, numpy {np.__version__}, "
         f"{os.cpu_count()} CPUs, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}; "
         f"1-minute load average {load:.1f} at the end: the machine was shared, so compare the "
         "ratios, measured in the same run, rather than the times). The script's docstring "
-        "describes the streams and models.",
+        "describes the streams and models. Every time is CPU time (``time.process_time``).",
         "",
         "## Per-sample cost (CPU microseconds per predict_one + learn_one)",
         "",
