@@ -14,10 +14,15 @@ principal block of M_R and r_r the leading part of r_R. The Cholesky factor of a
 is the leading block of the factor (M = U^T U, U upper triangular: U_r^T U_r = M_r), so
 
     U^T y = r_R      (one forward substitution, all orders at once: y_r is the leading part)
-    U_r w_r = y_r    (one back substitution per order, on the leading block U_r)
+    U_r w_r = y_r    (a back substitution per order on the leading block U_r; all of them in
+                      one call with the whole U: the right-hand side [y_r; 0] solves to
+                      [w_r; 0])
 
 gives every order's weights from ONE factorisation of M_R. Reweighted multiclass has one M_k
-per class: one factorisation per class system, each serving every order.
+per class: one factorisation per class system, each serving every order. Where the
+factorisation fails in floating point (info = j: the leading minor of order j is not
+definite), the orders whose block is narrower than j are solved from the factor of their
+definite leading block and the others by `solve_spd`, as their pipelines' fallbacks would.
 
 `NestedOrders` keeps one `NRRLS` of the highest order (it validates, refuses out-of-range
 samples and learns exactly as the order-R pipeline would) and the order of every column of its
@@ -25,9 +30,12 @@ feature index. Features that emerge later are appended at the end of that index,
 is a permutation of the index (kept as a gather index, rebuilt only when the index grows).
 
 The solve is always direct (one Cholesky a solve). A pipeline of 112 columns or more would use
-its stale-factor solver instead (`_solver.py`), O(d^2) a step: the selector is then slower
-than the order-R pipeline alone (see ``benchmarks/results/selector.md``), but still one
-factorisation a step where the independent pipelines did one per order.
+its stale-factor solver instead (`_solver.py`), O(d^2) a step: the selector then costs 2.5
+(227 columns) to 3.9 (403) times the order-R pipeline alone, against 4.4 for the independent
+pipelines (``benchmarks/results/selector.md``). A stale factor per order over the shared
+statistics cannot do much better: the orders' squared widths add up to 2.4 times the highest
+order's (widths 1, 3, ..., 11 times l for r = 1..6), so their CG steps alone cost 2.4 times
+the single pipeline's.
 
 """
 

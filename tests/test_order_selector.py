@@ -352,3 +352,41 @@ def test_window_scores_only_the_last_samples():
     assert selector.scores[1].cm.total_weight == 10
     assert len(selector._recent[1]) == 10
     assert isinstance(selector._recent[1], collections.deque)
+
+
+@pytest.mark.parametrize(
+    "classifier_params",
+    [{}, {"forgetting": 0.95, "tau": 0.2}, {"reweight": False, "intercept": False}],
+    ids=["default", "forgetting-tau", "ridge-no-intercept"],
+)
+def test_every_order_is_the_plain_numpy_batch_ter(classifier_params):
+    """Every order's outputs against the batch TER (tests/reference.py) of its expansion,
+    after the features emerged, multiclass and weighted."""
+    from reference import TERReference
+
+    rows, labels = _stream(n_samples=75, classes=("a", "b", "c"), seed=5)
+    weights = [1.0 + (i % 4) / 2 for i in range(len(rows))]
+    selector = PolynomialOrderSelector(
+        orders=(1, 2, 3), extender=MEAN3, classifier=NRRLS(**classifier_params)
+    )
+    for x, y, w in zip(rows, labels, weights):
+        selector.learn_one(x, y, w=w)
+    for q, r in enumerate((1, 2, 3)):
+        extender = MEAN3.clone({"degree": r})
+        reference = TERReference(
+            [extender.transform_one(x) for x in rows],
+            labels,
+            sample_weights=weights,
+            **{"l2": 1e-4, **classifier_params},
+        )
+        for x in rows[::7]:
+            outputs, classes = _orders_outputs(selector, x)
+            expected = reference.decision(extender.transform_one(x))
+            tolerance = (
+                1e-7
+                * reference.scale
+                * float(np.linalg.norm(reference.dense(extender.transform_one(x))))
+                + 1e-300
+            )
+            assert list(classes) == list(expected)
+            assert np.abs(outputs[q] - list(expected.values())).max() <= tolerance
