@@ -217,21 +217,13 @@ class NestedOrders:
         if stats.n_classes != 2:
             matrix_mix, rhs_mix = stats.mixing(bool(model.reweight), model.tau, model.eta)
             return np.vstack((matrix_mix[:1], rhs_mix))
-        # two classes, as the solver's hot path computes them (stats.mixing costs ~20 us)
-        n_0, n_1 = stats.counts.tolist()
-        if model.reweight:
-            w_0 = 1.0 / n_0 if n_0 > 0 else 0.0  # 1/n^0
-            w_1 = 1.0 / n_1 if n_1 > 0 else 0.0  # 1/n^1
-        else:
-            w_0, w_1 = float(n_0 > 0), float(n_1 > 0)  # an empty side gets 0
+        # Two classes: w_k of one is w_rest of the other, so M = w_0 A^0 + w_1 A^1 + b I and
+        # r_0, r_1 need only the two w_k (stats.mixing builds the general C x C form, 4x the
+        # cost)
+        weights, _ = stats.class_weights(bool(model.reweight))  # 1/n^k (or 1, 0 if empty)
         target_pos, target_rest = model.tau + model.eta, model.tau - model.eta
-        return np.array(
-            [
-                [w_0, w_1],  # M = w_0 A^0 + w_1 A^1 + b I
-                [target_pos * w_0, target_rest * w_1],  # r_0
-                [target_rest * w_0, target_pos * w_1],  # r_1
-            ]
-        )
+        targets = np.array([[target_pos, target_rest], [target_rest, target_pos]])
+        return np.vstack((weights, targets * weights))  # M's, then r_0's and r_1's
 
     def _solve_nested(self, square, gather, rhs, weights, first_class: int, add_ridge: bool):
         """w_r = M_r^-1 r_r of every order for the columns of ``rhs`` (system order), M's
