@@ -30,9 +30,10 @@ feature index. Features that emerge later are appended at the end of that index,
 is a permutation of the index (kept as a gather index, rebuilt only when the index grows).
 
 The solve is always direct (one Cholesky a solve). A pipeline of 112 columns or more would use
-its stale-factor solver instead (`_solver.py`), O(d^2) a step: the selector then costs 2.5
-(227 columns) to 3.9 (403) times the order-R pipeline alone, against 4.4 for the independent
-pipelines (``benchmarks/results/selector.md``). A stale factor per order over the shared
+its stale-factor solver instead (`_solver.py`), O(d^2) a step: the selector then costs 2.3
+(227 columns) to 4.1 (403) times the order-R pipeline alone, against 3.9 and 3.7 for the
+independent pipelines (``benchmarks/results/selector.md``; at 403 columns the two are even
+within the noise of a shared machine). A stale factor per order over the shared
 statistics cannot do much better: the orders' squared widths add up to 2.4 times the highest
 order's (widths 1, 3, ..., 11 times l for r = 1..6), so their CG steps alone cost 2.4 times
 the single pipeline's.

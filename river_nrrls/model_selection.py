@@ -135,10 +135,11 @@ class PolynomialOrderSelector(base.Classifier):
     ``PolynomialExtender(degree=r) | NRRLS(...)`` would, on every sample (the weights agree to
     rounding: the same systems, their columns in another order). The cost is about one
     pipeline of the highest order with a direct solve at every step, O(d^3) for its d
-    columns: 2.0 times the order-6 pipeline at 8 inputs (95 columns), where that pipeline
-    solves directly too; where it would use its stale-factor solver (d >= 112, O(d^2) a
-    step), 2.5 times at 20 inputs and 3.9 times at 36 (the independent pipelines: 4.4 to 4.9
-    times; ``benchmarks/results/selector.md``). Any other classifier (or
+    columns: 2.05 times the order-6 pipeline at 8 inputs (95 columns), where that pipeline
+    solves directly too (the independent pipelines: 4.8 times); where it would use its
+    stale-factor solver (d >= 112, O(d^2) a step), 2.3 times at 20 inputs (independent: 3.9)
+    and 4.1 times at 36 (independent: 3.7; ``benchmarks/results/selector.md``). Any other
+    classifier (or
     ``solver="woodbury"``) runs one independent pipeline per order, whose cost is that of all
     the pipelines together.
 
