@@ -1,7 +1,9 @@
-"""Online choice of the polynomial order r: one pipeline per order, raced prequentially."""
+"""Online choice of the polynomial order r: every order raced prequentially, from one model's
+statistics when the classifier is NRRLS."""
 
 from __future__ import annotations
 
+import collections
 import copy
 import numbers
 import typing
@@ -10,6 +12,14 @@ import numpy as np
 from river import base, compose, metrics
 
 from ._checks import check_label, check_real
+from ._orders import (
+    NestedOrders,
+    NestedSolution,
+    label_of,
+    labels_of,
+    probabilities_of,
+    shares_statistics,
+)
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
@@ -29,19 +39,82 @@ def _check_orders(orders: typing.Any) -> tuple[int, ...]:
     return tuple(sorted(int(order) for order in orders))
 
 
+def _recalls(metric: metrics.GeometricMean) -> list[float]:
+    """Every class's recall as ``GeometricMean.get`` computes it (0 for an empty row)."""
+    cm = metric.cm
+    recalls = []
+    for label in cm.classes:
+        try:
+            recalls.append(cm[label][label] / cm.sum_row[label])
+        except ZeroDivisionError:
+            recalls.append(0.0)
+    return recalls
+
+
+def _score_values(scores: list) -> list[float]:
+    """``metric.get()`` of every metric; for river's GeometricMean the same numbers without
+    its scipy call.
+
+    ``GeometricMean.get`` is ``scipy.stats.gmean`` of the class recalls, that is
+    ``exp(mean(log(recalls)))`` with numpy, behind about 0.3 ms of argument handling: six times
+    a sample it cost more than every order's model. This computes the recalls as it does and
+    the same numpy expression, one row per metric when they have the same number of classes
+    (``tests/test_order_selector.py`` checks the numbers are equal to the bit).
+
+    """
+    if not all(type(metric) is metrics.GeometricMean for metric in scores):
+        return [metric.get() for metric in scores]
+    rows = [_recalls(metric) for metric in scores]
+    widths = {len(row) for row in rows}
+    if len(widths) != 1 or 0 in widths:
+        return [_geometric_mean(np.array(row, float)) for row in rows]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.exp(np.mean(np.log(np.array(rows, float)), axis=1)).tolist()
+
+
+def _geometric_mean(recalls: np.ndarray) -> float:
+    if not len(recalls):
+        return 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.exp(np.mean(np.log(recalls))))
+
+
+def _check_positive(name: str, value: typing.Any) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
 def _check_block(block: typing.Any) -> int:
-    if isinstance(block, (bool, np.bool_)) or not isinstance(block, numbers.Integral) or block < 1:
-        raise ValueError(f"block must be a positive int, got {block!r}")
-    return int(block)
+    return _check_positive("block", block)
+
+
+def _check_grid(grid: typing.Any, classifier: base.Classifier) -> tuple[float, ...] | None:
+    """The forgetting factors of ``forgetting_grid``, decreasing (None: no grid)."""
+    if grid is None:
+        return None
+    if not isinstance(grid, (tuple, list)) or not grid:
+        raise ValueError(f"forgetting_grid must be a non-empty tuple of floats, got {grid!r}")
+    factors = [
+        check_real("forgetting_grid", value, low=0.0, high=1.0, low_open=True) for value in grid
+    ]
+    if len(set(factors)) != len(factors):
+        raise ValueError(f"forgetting_grid must hold distinct factors, got {grid!r}")
+    if "forgetting" not in classifier._get_params():
+        raise ValueError(
+            f"forgetting_grid needs a classifier with a forgetting parameter, such as NRRLS; "
+            f"{type(classifier).__name__} has none"
+        )
+    return tuple(sorted(factors, reverse=True))
 
 
 class PolynomialOrderSelector(base.Classifier):
-    """Choose the polynomial order r online: one pipeline per order, raced on prequential G-mean.
+    """Choose the polynomial order r online: every order raced on prequential G-mean.
 
     The NR-RLS paper reports results for RM orders r = 1..6 but does not say how r was chosen
     per data set. This classifier makes the choice online, on the training stream only: it runs
-    one pipeline ``PolynomialExtender(degree=r) | classifier`` per order r, and before every
-    pipeline learns a sample it predicts it, which updates that order's copy of ``metric``
+    the model ``PolynomialExtender(degree=r) | classifier`` of every order r, and before every
+    model learns a sample it predicts it, which updates that order's copy of ``metric``
     (prequential, or "test-then-train", evaluation: no sample is scored by a model that has
     learnt it). Predictions come from the order with the best score so far; ties go to the
     lowest order, so the simplest model is kept until a higher order is strictly better (and the
@@ -51,23 +124,47 @@ class PolynomialOrderSelector(base.Classifier):
     learns every sample, so all scores are measured on the same samples. river has no greedy
     classifier; its bandit and successive-halving selectors train only some of the models on
     each sample, which makes their scores incomparable and starves the orders that start badly.
-    The cost is that of all the pipelines together (dominated by the highest order).
+
+    **One model's statistics for all orders.** With the default classifier (an `NRRLS`, any
+    parameters, ``solver="cholesky"``) the selector learns ONE expansion and ONE set of
+    statistics, the highest order's, and solves every order from them: the expansions are nested
+    (`PolynomialExtender.output_orders`), so with the columns grouped by order every order's
+    TER system is a leading block of the highest order's, and one Cholesky factorisation of
+    each system (one, or one per class for reweighted multiclass) gives every order's weights
+    by triangular solves. Every order predicts what an independent
+    ``PolynomialExtender(degree=r) | NRRLS(...)`` would, on every sample (the weights agree to
+    rounding: the same systems, their columns in another order). The cost is about one
+    pipeline of the highest order with a direct solve at every step, O(d^3) for its d
+    columns: 2.05 times the order-6 pipeline at 8 inputs (95 columns), where that pipeline
+    solves directly too (the independent pipelines: 4.8 times); where it would use its
+    stale-factor solver (d >= 112, O(d^2) a step), 2.3 times at 20 inputs (independent: 3.9)
+    and 4.1 times at 36 (independent: 3.7; ``benchmarks/results/selector.md``). Any other
+    classifier (or
+    ``solver="woodbury"``) runs one independent pipeline per order, whose cost is that of all
+    the pipelines together.
 
     The selector's own prequential score is an honest estimate of the whole procedure; it is
     a little below the best order's score, which is known only in hindsight (0.002 to 0.027 of
     G-mean below it on six bundled data sets, ``benchmarks/results/poly_conditioning.md``).
 
-    **Block-prequential scoring** (``block = B > 1``) makes the race much cheaper for NR-RLS at
-    high orders, where every prediction after a learnt sample costs a Cholesky factorisation
-    (O(K^3) for K columns): each order then scores the samples of a block of B consecutive
-    samples with a frozen copy of itself taken at the start of the block, that is with the
-    weights it had *before* the block, so its weights are solved once per block instead of once
-    per sample. The pipelines themselves still learn every sample as it comes (so
-    `best_model` is always up to date) and the best order is still updated after every
-    sample. It is still online and honest (no sample is scored by a model that has learnt it,
-    and nothing outside the stream is looked at); the scores only lag by up to B - 1 samples,
-    and the first block is not scored at all (there is no model yet). ``block=1`` is the plain
-    prequential race.
+    **Block-prequential scoring** (``block = B > 1``) makes the race much cheaper: each order
+    then scores the samples of a block of B consecutive samples with the weights it had
+    *before* the block, so the weights are solved once per block instead of once per sample.
+    (A selector that also predicts every sample, as a prequential evaluation of the selector
+    does, still solves its best order at every sample.)
+    The models still learn every sample as it comes (so `best_model` is always up to date)
+    and the best order is still updated after every sample. It is still online and honest (no
+    sample is scored by a model that has learnt it, and nothing outside the stream is looked
+    at); the scores only lag by up to B - 1 samples, and the first block is not scored at all
+    (there is no model yet). ``block=1`` is the plain prequential race.
+
+    **Drifting streams.** ``classifier=NRRLS(forgetting=l)`` makes every order forget as its
+    pipeline would. ``forgetting_grid`` races the forgetting factor too: every (order, factor)
+    pair is a candidate, each factor with its own statistics (shared by the orders), so the
+    cost grows with the number of factors. ``window`` scores the race on the last ``window``
+    scored samples only, so that the race itself follows a drift (a score over the whole
+    stream keeps crowning the candidate that was best before it).
+    ``benchmarks/results/selector.md`` measures both on drifting imbalanced streams.
 
     Parameters
     ----------
@@ -78,22 +175,29 @@ class PolynomialOrderSelector(base.Classifier):
         ``PolynomialExtender()`` (Toh's reduced model with the sum, as in the paper). Pass
         ``PolynomialExtender(aggregate="mean", n_features=l)`` for the better-conditioned variant.
     classifier
-        Template of the classifier; each order uses a fresh clone. Defaults to ``NRRLS()``.
+        Template of the classifier. Defaults to ``NRRLS()``.
     metric
-        Template of the classification metric that ranks the orders; each order uses a clone.
+        Template of the classification metric that ranks the candidates; each uses a clone.
         Defaults to `river.metrics.GeometricMean`, the paper's measure. A metric that
         needs probabilities (``requires_labels`` false) is fed ``predict_proba_one``.
     block
         Size of the scoring blocks, a positive int: 1 (default) scores every sample with the
         weights learnt up to the previous sample; B > 1 scores it with the weights learnt up to
         the start of its block of B samples (see above).
+    forgetting_grid
+        Forgetting factors in (0, 1] to race with the orders (the classifier's ``forgetting``
+        is then replaced by each of them), or None (default): no grid. Needs a classifier with a
+        ``forgetting`` parameter. Ties go to the lower order, then to the larger factor.
+    window
+        Score the race on the last ``window`` scored samples only (a positive int), or on every
+        sample (None, default).
 
     Attributes
     ----------
-    pipelines
-        ``{order: pipeline}``, in increasing order.
     scores
-        ``{order: metric}``: every order's prequential score on the samples learnt so far.
+        ``{candidate: metric}``: every candidate's prequential score on the samples learnt so
+        far (the last ``window`` with a window). The candidates are the orders, or
+        ``(order, forgetting)`` pairs with a ``forgetting_grid``.
 
     Examples
     --------
@@ -131,6 +235,22 @@ class PolynomialOrderSelector(base.Classifier):
     >>> model.best_order
     3
 
+    The forgetting factor raced with the order, on the last 100 scored samples (Bupa does not
+    drift: no forgetting wins):
+
+    >>> model = PolynomialOrderSelector(orders=(1, 2, 3), forgetting_grid=(1.0, 0.99), window=100)
+    >>> for x, y in bupa:
+    ...     model.learn_one(x, y)
+    >>> model.best_order, model.best_forgetting
+    (3, 1.0)
+    >>> {key: round(float(score.get()), 3) for key, score in model.scores.items() if key[0] == 3}
+    {(3, 1.0): 0.693, (3, 0.99): 0.683}
+
+    `best_model` is the chosen order's pipeline, built from the shared statistics:
+
+    >>> model.best_model["PolynomialExtender"].degree, model.best_model["NRRLS"].forgetting
+    (3, 1.0)
+
     References
     ----------
     [^1]: Jang, S.-I. (2023). Deterministic online classification: non-iteratively reweighted
@@ -149,12 +269,16 @@ class PolynomialOrderSelector(base.Classifier):
         classifier: base.Classifier | None = None,
         metric: metrics.base.ClassificationMetric | None = None,
         block: int = 1,
+        forgetting_grid: tuple[float, ...] | None = None,
+        window: int | None = None,
     ):
         self.orders = orders
         self.extender = extender
         self.classifier = classifier
         self.metric = metric
         self.block = block
+        self.forgetting_grid = forgetting_grid
+        self.window = window
         self._orders = _check_orders(orders)
         self._block = _check_block(block)
         self._extender = PolynomialExtender() if extender is None else extender
@@ -170,23 +294,49 @@ class PolynomialOrderSelector(base.Classifier):
             raise TypeError(f"metric must be a river ClassificationMetric, got {metric!r}")
         if not self._metric.works_with(self._classifier):
             raise ValueError(f"{metric!r} cannot evaluate {type(self._classifier).__name__}")
+        self._forgettings = _check_grid(forgetting_grid, self._classifier)
+        self._window = None if window is None else _check_positive("window", window)
         self._init_state()
 
     def _init_state(self) -> None:
-        self.pipelines: dict[int, compose.Pipeline] = {
-            order: compose.Pipeline(
-                self._extender.clone({"degree": order}), self._classifier.clone()
-            )
-            for order in self._orders
-        }
-        self.scores: dict[int, metrics.base.ClassificationMetric] = {
-            order: self._metric.clone() for order in self._orders
-        }
-        self._best_order = self._orders[0]
-        # Block-prequential scoring: frozen copies of the pipelines (taken at the start of the
-        # current block) and the number of samples learnt since then.
-        self._scorers: dict[int, compose.Pipeline] | None = None
+        # Candidates: the orders, or (order, forgetting) pairs with a grid; ties go to the
+        # first, so the order increases and, for one order, the forgetting decreases.
+        grid = self._forgettings
+        self._candidates: list = (
+            list(self._orders)
+            if grid is None
+            else [(order, forgetting) for order in self._orders for forgetting in grid]
+        )
+        self._shared = shares_statistics(self._classifier)
+        # Shared statistics: one NestedOrders per forgetting factor (the most demanding range,
+        # lambda = 1, first). Otherwise one independent pipeline per candidate.
+        self._nested: dict[float | None, NestedOrders] = {}
+        self._pipelines: dict = {}
+        for forgetting in [None] if grid is None else grid:
+            classifier = self._classifier_of(forgetting)
+            if self._shared:
+                self._nested[forgetting] = NestedOrders(self._orders, self._extender, classifier)
+            else:
+                for order in self._orders:
+                    self._pipelines[self._key(order, forgetting)] = compose.Pipeline(
+                        self._extender.clone({"degree": order}), classifier.clone()
+                    )
+        self.scores: dict = {key: self._metric.clone() for key in self._candidates}
+        self._recent: dict = {key: collections.deque() for key in self._candidates}
+        self._best = self._candidates[0]
+        # Block-prequential scoring: the frozen scorers (copies of the pipelines, or the
+        # weights of every order) taken at the start of the current block, and the number of
+        # samples learnt since then.
+        self._scorers: dict | None = None
         self._block_position = 0
+
+    def _classifier_of(self, forgetting: float | None) -> base.Classifier:
+        if forgetting is None:
+            return self._classifier
+        return self._classifier.clone({"forgetting": forgetting})
+
+    def _key(self, order: int, forgetting: float | None):
+        return order if forgetting is None else (order, forgetting)
 
     @classmethod
     def _unit_test_params(cls):
@@ -200,6 +350,8 @@ class PolynomialOrderSelector(base.Classifier):
             "metric": metrics.BalancedAccuracy(),
         }
         yield {"orders": (1, 2), "block": 3}
+        yield {"orders": (1, 2), "forgetting_grid": (1.0, 0.99), "window": 50}
+        yield {"orders": (1, 2), "classifier": NRRLS(solver="woodbury"), "block": 2}
 
     @property
     def _multiclass(self) -> bool:
@@ -207,66 +359,193 @@ class PolynomialOrderSelector(base.Classifier):
 
     @property
     def best_order(self) -> int:
-        """The order whose pipeline currently makes the predictions."""
-        return self._best_order
+        """The order of the candidate that currently makes the predictions."""
+        return self._best if self._forgettings is None else self._best[0]
+
+    @property
+    def best_forgetting(self) -> float | None:
+        """The forgetting factor of that candidate: from ``forgetting_grid`` if given, else
+        the classifier's own (None for a classifier without one)."""
+        if self._forgettings is not None:
+            return self._best[1]
+        return getattr(self._classifier, "forgetting", None)
+
+    @property
+    def pipelines(self) -> dict:
+        """``{candidate: pipeline}``, candidates in increasing order (see `scores`).
+
+        With shared statistics these are new pipelines, built from the statistics that every
+        order's independent pipeline would have learnt: they predict as the selector's orders
+        do, and learning with them does not change the selector.
+
+        """
+        if not self._shared:
+            return dict(self._pipelines)
+        return {key: self._materialise(key) for key in self._candidates}
 
     @property
     def best_model(self) -> compose.Pipeline:
-        """The pipeline of `best_order`."""
-        return self.pipelines[self._best_order]
+        """The pipeline of the best candidate (a new one with shared statistics, see
+        `pipelines`)."""
+        if not self._shared:
+            return self._pipelines[self._best]
+        return self._materialise(self._best)
+
+    def _split(self, key) -> tuple[int, float | None]:
+        return (key, None) if self._forgettings is None else key
+
+    def _materialise(self, key) -> compose.Pipeline:
+        order, forgetting = self._split(key)
+        return self._nested[forgetting].pipeline(order)
+
+    # ---------------------------------------------------------------------------- learning
 
     def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
-        """Score every order on ``(x, y)``, then let every pipeline learn it.
+        """Score every candidate on ``(x, y)``, then let every model learn it.
 
-        A sample weight ``w`` (>= 0, river's importance weight) is passed to every pipeline
+        A sample weight ``w`` (>= 0, river's importance weight) is passed to every model
         (which routes it to the steps that accept it, such as `NRRLS`) and weighs the sample in
-        every order's score, so a sample of weight ``w`` counts as ``w`` samples in the race.
-        ``w = 0`` validates the sample and changes nothing else.
+        every candidate's score, so a sample of weight ``w`` counts as ``w`` samples in the
+        race. ``w = 0`` validates the sample and changes nothing else.
 
-        A sample that a pipeline refuses (a bad x or y, or, for `NRRLS`, values whose statistics
-        would leave its range) changes nothing: every order predicts before any learns, the
-        pipelines learn from the highest order down (an order's polynomial features include
-        those of the orders below, so when the highest accepts a sample's range, they all do),
-        and the scores move only once every pipeline has learnt.
+        A sample that a model refuses (a bad x or y, or, for `NRRLS`, values whose statistics
+        would leave its range) changes nothing: every candidate predicts before any model
+        learns, the models learn from the most demanding range down (the highest order, and
+        no forgetting first: an order's polynomial features include those of the orders
+        below, and forgetting only shrinks the statistics), and the scores move only once
+        every model has learnt.
 
         """
         weight = check_real("w", w, low=0.0)
         check_label(y)  # unhashable: TypeError; missing (None, NaN, pd.NA): ValueError
+        if self._shared:
+            predictions = self._score_shared(x, y, weight)
+        else:
+            predictions = self._score_pipelines(x, y, weight)
+        if predictions is None:
+            return
+        extra = {} if weight == 1.0 else {"w": weight}
+        for key, y_pred in zip(self._candidates, predictions):
+            if y_pred is not None and y_pred != {}:
+                self._update_score(key, y, y_pred, extra)
+        # The highest score (lowest if smaller is better); strict comparison, so ties keep the
+        # first candidate. One get() each: river's GeometricMean.get() is not cheap.
+        sign = 1.0 if self._metric.bigger_is_better else -1.0
+        candidates = self._candidates
+        values = _score_values([self.scores[key] for key in candidates])
+        best, best_value = candidates[0], sign * values[0]
+        for key, value in zip(candidates[1:], values[1:]):
+            if sign * value > best_value:
+                best, best_value = key, sign * value
+        self._best = best
+
+    def _update_score(self, key, y, y_pred, extra: dict) -> None:
+        score = self.scores[key]
+        if self._window is not None:
+            recent = self._recent[key]
+            if len(recent) == self._window:
+                score.revert(*recent.popleft())  # the sample that leaves the window
+            recent.append((y, y_pred, *extra.values()))
+        score.update(y, y_pred, **extra)
+
+    def _score_pipelines(self, x: dict, y: typing.Hashable, weight: float) -> list | None:
+        """Independent pipelines: every candidate predicts, then (w > 0) learns."""
         use_labels = self._metric.requires_labels
-        scorers = self.pipelines
+        scorers = self._pipelines
         if self._block > 1:
             # A new block starts from frozen copies of the pipelines as they are now.
             scorers = self._scorers
             if self._block_position == 0 or scorers is None:
-                scorers = {order: copy.deepcopy(model) for order, model in self.pipelines.items()}
-        # Predict with every order first: a bad x raises here, before any state has changed.
+                scorers = {key: copy.deepcopy(model) for key, model in self._pipelines.items()}
+        # Predict with every candidate first: a bad x raises here, before any state changed.
         predictions = [
-            model.predict_one(x) if use_labels else model.predict_proba_one(x)
-            for model in scorers.values()
+            scorers[key].predict_one(x) if use_labels else scorers[key].predict_proba_one(x)
+            for key in self._candidates
         ]
         if weight == 0.0:
-            return
+            return None
         extra = {} if weight == 1.0 else {"w": weight}
-        for order in sorted(self.pipelines, reverse=True):  # the most demanding range first
-            self.pipelines[order].learn_one(x, y, **extra)
+        for key in self._learning_order():
+            self._pipelines[key].learn_one(x, y, **extra)
+        self._advance_block(scorers)
+        return predictions
+
+    def _learning_order(self) -> list:
+        """The candidates from the most demanding range down: highest order, then the least
+        forgetting."""
+        return sorted(self._candidates, key=lambda key: self._demand(key), reverse=True)
+
+    def _demand(self, key) -> tuple:
+        order, forgetting = self._split(key)
+        return (order, 1.0 if forgetting is None else forgetting)
+
+    def _advance_block(self, scorers) -> None:
         if self._block > 1:
             self._scorers = scorers
             self._block_position = (self._block_position + 1) % self._block
-        for order, y_pred in zip(self.pipelines, predictions):
-            if y_pred is not None and y_pred != {}:
-                self.scores[order].update(y, y_pred, **extra)
-        # The highest score (lowest if smaller is better); strict comparison, so ties keep the
-        # lower order. One get() per order: river's GeometricMean.get() is not cheap.
-        sign = 1.0 if self._metric.bigger_is_better else -1.0
-        best, best_value = self._orders[0], sign * self.scores[self._orders[0]].get()
-        for order in self._orders[1:]:
-            value = sign * self.scores[order].get()
-            if value > best_value:
-                best, best_value = order, value
-        self._best_order = best
+
+    def _score_shared(self, x: dict, y: typing.Hashable, weight: float) -> list | None:
+        """Shared statistics: every order of every forgetting factor predicts from one
+        solution of its statistics, then (w > 0) the highest order learns."""
+        nested_models = self._nested
+        solutions = self._scorers
+        if self._block == 1 or self._block_position == 0 or solutions is None:
+            solutions = {forgetting: nested.solve() for forgetting, nested in nested_models.items()}
+        # One expansion for all: a bad x raises here, before any state changed.
+        some = next(iter(nested_models.values()))
+        expanded, layout = some.expand(x)
+        by_model = {}
+        for forgetting, nested in nested_models.items():
+            by_model[forgetting] = self._predict_orders(nested, solutions[forgetting], expanded)
+        if weight == 0.0:
+            return None
+        for forgetting in sorted(nested_models, key=lambda f: 1.0 if f is None else f)[::-1]:
+            nested_models[forgetting].learn(expanded, layout, y, weight)
+        self._advance_block(solutions)
+        positions = {order: q for q, order in enumerate(self._orders)}
+        predictions = []
+        for key in self._candidates:
+            order, forgetting = self._split(key)
+            predictions.append(by_model[forgetting][positions[order]])
+        return predictions
+
+    def _predict_orders(self, nested: NestedOrders, solution: NestedSolution, expanded: dict):
+        """Every order's prediction (label, or probabilities) from one solution."""
+        if not solution.labels:
+            empty = None if self._metric.requires_labels else {}
+            return [empty] * len(self._orders)
+        outputs = nested.outputs(solution, nested.vector(expanded))
+        if self._metric.requires_labels:
+            return labels_of(solution.labels, outputs)
+        return [probabilities_of(nested.model, solution.labels, row) for row in outputs]
+
+    # --------------------------------------------------------------------------- inference
+
+    def _best_outputs(self, x: dict) -> tuple[NestedOrders, tuple, np.ndarray | None]:
+        """The best candidate's classes and outputs for ``x`` (shared statistics)."""
+        order, forgetting = self._split(self._best)
+        nested = self._nested[forgetting]
+        solution = nested.solve()
+        # The highest order's expansion (the one learn_one will need: expanded once), whose
+        # leading columns are the best order's; if it overflows, the best order's own (a
+        # value too large for a higher order is fine for a lower one).
+        try:
+            expanded, _ = nested.expand(x)
+        except ValueError:
+            expanded, _ = nested.expand(x, order)
+        vector = nested.vector(expanded)
+        if not solution.labels:
+            return nested, solution.labels, None
+        return nested, solution.labels, nested.outputs(solution, vector, order)
 
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
-        return self.best_model.predict_proba_one(x)
+        if not self._shared:
+            return self.best_model.predict_proba_one(x)
+        nested, labels, outputs = self._best_outputs(x)
+        return {} if outputs is None else probabilities_of(nested.model, labels, outputs)
 
     def predict_one(self, x: dict) -> typing.Hashable | None:
-        return self.best_model.predict_one(x)
+        if not self._shared:
+            return self.best_model.predict_one(x)
+        _, labels, outputs = self._best_outputs(x)
+        return None if outputs is None else label_of(labels, outputs)

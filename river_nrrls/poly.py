@@ -28,6 +28,7 @@ class _Layout(typing.NamedTuple):
     order: np.ndarray  # input position (in the caller's order) of every sorted feature
     names: list[str]  # output names, in column order
     parents: list[tuple[np.ndarray, np.ndarray]]  # "full": per degree >= 2, (prefix, last)
+    orders: list[int]  # the lowest degree whose expansion has the column, per column
 
 
 def _power_name(name: str, power: int) -> str:
@@ -67,6 +68,18 @@ def _reduced_names(features: list, degree: int, aggregate: str, include_bias: bo
     return names
 
 
+def _reduced_orders(n_inputs: int, degree: int, include_bias: bool) -> list[int]:
+    """The lowest degree r whose RM has each column, in `_reduced_names`'s column order."""
+    orders = [1] if include_bias else []
+    for power in range(1, degree + 1):
+        orders.extend([power] * n_inputs)  # x_j^k: from degree k on
+    if degree > 1:
+        orders.extend(max(power, 2) for power in range(1, degree + 1))  # S^k: from max(k, 2)
+        for power in range(1, degree):
+            orders.extend([power + 1] * n_inputs)  # x_j S^(k-1): from degree k on
+    return orders
+
+
 def _full_layout(features: list, degree: int, include_bias: bool):
     """Names and (prefix, last) index pairs of every monomial of degree 1..r, river's order."""
     labels = list(map(str, features))
@@ -75,6 +88,7 @@ def _full_layout(features: list, degree: int, include_bias: bool):
     sources: list[tuple] = [("bias",)] if include_bias else []
     names.extend(labels)
     sources.extend((feature,) for feature in features)
+    orders = [1] * len(names)  # the constant and the inputs: from degree 1 on
     parents = []
     previous = {(j,): j for j in positions}  # monomial (sorted positions) -> column in its block
     for size in range(2, degree + 1):
@@ -85,10 +99,11 @@ def _full_layout(features: list, degree: int, include_bias: bool):
             last.append(combo[-1])
             names.append("*".join(labels[j] for j in combo))
             sources.append(tuple(features[j] for j in combo))
+            orders.append(size)  # a monomial of degree s: from degree s on
         parents.append((np.asarray(prefix, dtype=np.intp), np.asarray(last, dtype=np.intp)))
         previous = current
     _check_unique(names, sources)
-    return names, parents
+    return names, parents, orders
 
 
 def _check_degree(degree: typing.Any) -> int:
@@ -175,6 +190,14 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
 
     The transformer is stateless (``learn_one`` does nothing); ``transform_many`` is vectorised
     over the whole frame.
+
+    **Nesting.** Both kinds are nested in the degree: the outputs of degree r are outputs of
+    every higher degree R, with the same names and the same values bit for bit (every term is
+    computed by the same operations whatever the degree), and degree R adds the terms of orders
+    r + 1..R: ``x_j^k`` and ``x_j S^(k-1)`` have order k, ``S^k`` order max(k, 2) (order 1 has no
+    ``S``), a monomial of degree k order k, the constant order 1. `output_orders` gives the
+    order of every output. `PolynomialOrderSelector` builds on it: the least-squares system of
+    order r is a principal block of order R's, so it learns order R's statistics only.
 
     Examples
     --------
@@ -297,11 +320,12 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
         where = {feature: i for i, feature in enumerate(features)}
         order = np.fromiter((where[f] for f in ordered), dtype=np.intp, count=len(ordered))
         if self.kind == "full":
-            names, parents = _full_layout(ordered, self._degree, self.include_bias)
+            names, parents, orders = _full_layout(ordered, self._degree, self.include_bias)
         else:
             names = _reduced_names(ordered, self._degree, self.aggregate, self.include_bias)
             parents = []
-        layout = _Layout(order, names, parents)
+            orders = _reduced_orders(len(ordered), self._degree, self.include_bias)
+        layout = _Layout(order, names, parents, orders)
         if len(self._layouts) >= _CACHE_SIZE:
             self._layouts.clear()
         self._layouts[key] = layout
@@ -356,6 +380,10 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
         return expanded
 
     def transform_one(self, x: dict) -> dict[str, float]:
+        return self._transform_layout(x)[0]
+
+    def _transform_layout(self, x: dict) -> tuple[dict[str, float], _Layout]:
+        """`transform_one` and the layout of its columns (names and orders)."""
         clean = validate_one(x)
         layout = self._layout(tuple(clean))
         values = np.fromiter(clean.values(), dtype=float, count=len(clean))[layout.order]
@@ -365,7 +393,21 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
             expanded = self._expand_finite(values[None, :], layout, features)[0]
         else:
             expanded = self._expand(values[None, :], layout)[0]
-        return dict(zip(layout.names, expanded.tolist()))
+        return dict(zip(layout.names, expanded.tolist())), layout
+
+    def output_orders(self, x: dict) -> dict[str, int]:
+        """The order of every output of ``transform_one(x)``: the lowest degree r whose
+        expansion (the other parameters the same) has that column.
+
+        The expansions are nested: the outputs of degree r are exactly the outputs of a higher
+        degree whose order is at most r, with the same values bit for bit (see Notes).
+
+        >>> PolynomialExtender(degree=3).output_orders({"a": 0.5})
+        {'a': 1, 'a^2': 2, 'a^3': 3, 'sum': 2, 'sum^2': 2, 'sum^3': 3, 'a*sum': 2, 'a*sum^2': 3}
+
+        """
+        layout = self._transform_layout(x)[1]  # validates x as transform_one does
+        return dict(zip(layout.names, layout.orders))
 
     def transform_many(self, X: typing.Any) -> typing.Any:
         """Expand every row of ``X``, any dataframe river accepts (pandas, polars, pyarrow, ...);

@@ -1,0 +1,392 @@
+"""PolynomialOrderSelector from shared statistics against independent pipelines, sample by sample.
+
+With an `NRRLS` (solver "cholesky") the selector learns one set of statistics, the highest
+order's, and solves every order from one factorisation of each system (``_orders.py``). Every
+order must predict what an independent ``PolynomialExtender(degree=r) | NRRLS(...)`` predicts,
+on every sample: the tests below run both side by side and compare every order's outputs
+``w . x`` (to rounding: the two solve the same system with its columns in another order) and
+predictions before every sample, with sample weights, forgetting, emerging features, both
+aggregates, the full kind, multiclass (shared and per-class systems), no intercept, tau != 0,
+l2 = 0, and widths where the pipelines switch to their stale-factor solver. The forgetting grid
+and the race window are checked against races written out by hand.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import math
+import pickle
+
+import numpy as np
+import pytest
+from river import linear_model, metrics
+
+from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, datasets
+from river_nrrls.model_selection import _score_values
+
+RTOL = 1e-7  # outputs: |f - f_pipeline| <= RTOL * (1 + max |f_pipeline| over the classes)
+
+
+def _stream(n_samples=120, n_features=3, classes=(False, True), seed=0, emerging=True):
+    """[0, 1] features; with ``emerging`` a feature appears after a third of the stream and
+    another after two thirds; some values absent (None) or missing keys."""
+    rng = np.random.default_rng(seed)
+    rows, labels = [], []
+    direction = rng.normal(size=n_features + 2)
+    for i in range(n_samples):
+        x = {f"x{j}": float(rng.random()) for j in range(n_features)}
+        if emerging and i >= n_samples // 3:
+            x["late"] = float(rng.random())
+        if emerging and i >= 2 * n_samples // 3 and rng.random() < 0.7:
+            x["later"] = float(rng.random())
+        if rng.random() < 0.1:
+            x["x0"] = None
+        values = np.array([v or 0.0 for v in x.values()] + [0.0] * (n_features + 2 - len(x)))
+        score = np.sin(3.0 * values @ direction) + 0.3 * rng.normal()
+        position = int(np.clip((score + 1.0) / 2.0 * len(classes), 0, len(classes) - 1))
+        rows.append(x)
+        labels.append(classes[position])
+    return rows, labels
+
+
+def _orders_outputs(selector, x):
+    """Every order's outputs from the selector's shared solution (None before any class)."""
+    (nested,) = selector._nested.values()
+    solution = nested.solve()
+    if not solution.labels:
+        return None, ()
+    expanded, _ = nested.expand(x)
+    return nested.outputs(solution, nested.vector(expanded)), solution.labels
+
+
+def _run_side_by_side(selector, rows, labels, weights=None, classifier=None, extender=None):
+    """Learn the stream with the selector and with independent pipelines; compare every
+    order's outputs and prediction before every sample. Returns the largest relative error."""
+    extender = extender or selector._extender
+    classifier = classifier or selector._classifier
+    orders = selector._orders
+    pipelines = {r: extender.clone({"degree": r}) | classifier.clone() for r in orders}
+    worst = 0.0
+    for i, (x, y) in enumerate(zip(rows, labels)):
+        outputs, classes = _orders_outputs(selector, x)
+        for q, r in enumerate(orders):
+            expected = pipelines[r]["NRRLS"].decision_one(
+                pipelines[r]["PolynomialExtender"].transform_one(x)
+            )
+            if outputs is None:
+                assert expected == {}
+                continue
+            assert list(expected) == list(classes)
+            reference = np.array(list(expected.values()))
+            error = float(np.abs(outputs[q] - reference).max())
+            bound = RTOL * (1.0 + float(np.abs(reference).max()))
+            assert error <= bound, (i, r, outputs[q], reference)
+            worst = max(worst, error / (1.0 + float(np.abs(reference).max())))
+            margin = np.sort(reference)[-1] - np.sort(reference)[-2] if len(reference) > 1 else 1
+            if margin > 2 * bound:  # not a tie to rounding: the same prediction
+                assert selector_order_prediction(selector, x, r) == pipelines[r].predict_one(x)
+        w = 1.0 if weights is None else weights[i]
+        selector.learn_one(x, y, w=w)
+        for pipeline in pipelines.values():
+            pipeline.learn_one(x, y, w=w)
+    return worst
+
+
+def selector_order_prediction(selector, x, order):
+    outputs, classes = _orders_outputs(selector, x)
+    row = outputs[selector._orders.index(order)].tolist()
+    return classes[max(range(len(row)), key=row.__getitem__)]
+
+
+MEAN3 = PolynomialExtender(aggregate="mean", n_features=3)
+
+
+@pytest.mark.parametrize(
+    ("extender", "classifier", "orders"),
+    [
+        (PolynomialExtender(), NRRLS(), (1, 2, 3)),
+        (MEAN3, NRRLS(), (1, 2, 3, 4, 5, 6)),
+        (MEAN3, NRRLS(forgetting=0.97), (1, 3, 4)),
+        (MEAN3, NRRLS(intercept=False, tau=0.3, eta=0.5), (2, 3)),
+        (MEAN3, NRRLS(reweight=False, l2=1e-2), (1, 2, 4)),
+        (PolynomialExtender(kind="full", include_bias=True), NRRLS(), (1, 2, 3)),
+        (PolynomialExtender(include_bias=True), NRRLS(intercept=False), (1, 2)),
+    ],
+    ids=["sum", "mean-1to6", "forgetting", "no-intercept-tau", "ridge", "full-bias", "bias"],
+)
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_every_order_predicts_as_its_pipeline_binary(extender, classifier, orders, weighted):
+    rows, labels = _stream(n_samples=90)
+    weights = [(0.0, 0.5, 1.0, 3.0)[i % 4] for i in range(len(rows))] if weighted else None
+    selector = PolynomialOrderSelector(orders=orders, extender=extender, classifier=classifier)
+    assert selector._shared
+    _run_side_by_side(selector, rows, labels, weights)
+
+
+@pytest.mark.parametrize(
+    "classifier",
+    [NRRLS(), NRRLS(reweight=False), NRRLS(forgetting=0.98, tau=0.2)],
+    ids=["reweighted", "ridge", "forgetting-tau"],
+)
+def test_every_order_predicts_as_its_pipeline_multiclass(classifier):
+    """Labels of any hashable type; reweighted: every class's own system, one factor each."""
+    rows, labels = _stream(n_samples=90, classes=("cat", 2, (1, "t"), frozenset({3})))
+    selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3, classifier=classifier)
+    _run_side_by_side(selector, rows, labels, [1.0 + (i % 3) for i in range(len(rows))])
+
+
+def test_wide_orders_where_the_pipelines_use_their_stale_factor():
+    """12 inputs: order 5 has 5 + 12 * 9 = 113 columns, beyond the pipelines' direct solver;
+    their stale factor's conjugate gradients agree with the direct solve to ~1e-9."""
+    rows, labels = _stream(n_samples=160, n_features=12, emerging=False, seed=4)
+    extender = PolynomialExtender(aggregate="mean", n_features=12)
+    selector = PolynomialOrderSelector(orders=(1, 3, 5), extender=extender)
+    assert selector._extender.clone({"degree": 5}).n_outputs(12) >= 112
+    _run_side_by_side(selector, rows, labels)
+
+
+def test_singular_systems_take_the_pipelines_fallbacks():
+    """l2 = 0 with fewer samples than columns: the factorisation of the highest order fails;
+    the orders it fails for are solved as their pipelines solve them."""
+    rows, labels = _stream(n_samples=40, emerging=False, seed=2)
+    selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3, classifier=NRRLS(l2=0.0))
+    for x, y in zip(rows[:8], labels[:8]):
+        selector.learn_one(x, y)
+    pipelines = {r: MEAN3.clone({"degree": r}) | NRRLS(l2=0.0) for r in (1, 2, 3)}
+    for pipeline in pipelines.values():
+        for x, y in zip(rows[:8], labels[:8]):
+            pipeline.learn_one(x, y)
+    # On the samples learnt every least-squares solution gives the same outputs.
+    for x in rows[:8]:
+        outputs, classes = _orders_outputs(selector, x)
+        for q, r in enumerate((1, 2, 3)):
+            expected = pipelines[r]["NRRLS"].decision_one(
+                pipelines[r]["PolynomialExtender"].transform_one(x)
+            )
+            assert np.allclose(outputs[q], list(expected.values()), rtol=1e-6, atol=1e-6)
+
+
+def test_the_race_is_the_race_of_independent_pipelines():
+    """Scores and best orders equal to the bit to those of pipelines raced by hand."""
+    stream = list(itertools.islice(datasets.Pima(), 150))
+    extender = PolynomialExtender(aggregate="mean", n_features=8)
+    selector = PolynomialOrderSelector(orders=(1, 2, 3, 4, 5, 6), extender=extender)
+    pipelines = {r: extender.clone({"degree": r}) | NRRLS() for r in range(1, 7)}
+    scores = {r: metrics.GeometricMean() for r in range(1, 7)}
+    for x, y in stream:
+        assert selector.predict_one(x) == pipelines[selector.best_order].predict_one(x)
+        for r, pipeline in pipelines.items():
+            y_pred = pipeline.predict_one(x)
+            if y_pred is not None:
+                scores[r].update(y, y_pred)
+            pipeline.learn_one(x, y)
+        selector.learn_one(x, y)
+        values = {r: score.get() for r, score in scores.items()}
+        assert {r: score.get() for r, score in selector.scores.items()} == values
+        assert selector.best_order == min(values, key=lambda r: (-values[r], r))
+
+
+def test_materialised_pipelines_are_the_independent_ones():
+    rows, labels = _stream(n_samples=80, classes=("a", "b", "c"))
+    selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3)
+    independent = {r: MEAN3.clone({"degree": r}) | NRRLS() for r in (1, 2, 3)}
+    for x, y in zip(rows[:60], labels[:60]):
+        selector.learn_one(x, y)
+        for pipeline in independent.values():
+            pipeline.learn_one(x, y)
+    materialised = selector.pipelines
+    assert list(materialised) == [1, 2, 3]
+    assert selector.best_model["NRRLS"].n_samples == independent[1]["NRRLS"].n_samples
+    for r, pipeline in materialised.items():
+        mine, theirs = pipeline["NRRLS"], independent[r]["NRRLS"]
+        assert mine._index.features == theirs._index.features  # the pipeline's own order
+        assert mine.n_samples == theirs.n_samples
+        for x, y in zip(rows[60:], labels[60:]):  # they go on learning on their own
+            pipeline.learn_one(x, y)
+            independent[r].learn_one(x, y)
+        for x in rows[:10]:
+            a = pipeline.predict_proba_one(x)
+            b = independent[r].predict_proba_one(x)
+            assert a.keys() == b.keys()
+            assert all(math.isclose(a[k], b[k], rel_tol=1e-7, abs_tol=1e-9) for k in a)
+    # learning with a materialised pipeline does not change the selector
+    assert sum(selector.pipelines[3]["NRRLS"].n_samples.values()) == 60
+
+
+def test_predict_uses_the_best_order_expansion_only():
+    """A value whose order-6 expansion overflows is fine for an order-1 prediction."""
+    selector = PolynomialOrderSelector(orders=(1, 6))
+    for x, y in itertools.islice(datasets.Pima(), 20):
+        selector.learn_one(x, y)
+    assert selector.best_order == 1
+    huge = {"glucose": 1e60}
+    assert selector.predict_one(huge) in (True, False)
+    before = pickle.dumps(selector)
+    with pytest.raises(ValueError, match="'glucose'"):
+        selector.learn_one(huge, True)
+    assert pickle.dumps(selector) == before
+
+
+@pytest.mark.parametrize(
+    "classifier",
+    [NRRLS(solver="woodbury"), linear_model.LogisticRegression()],
+    ids=["woodbury", "logistic"],
+)
+def test_other_classifiers_keep_independent_pipelines(classifier):
+    selector = PolynomialOrderSelector(orders=(1, 2), classifier=classifier)
+    assert not selector._shared
+    stream = list(itertools.islice(datasets.Pima(), 40))
+    by_hand = {r: PolynomialExtender(r) | classifier.clone() for r in (1, 2)}
+    for x, y in stream:
+        selector.learn_one(x, y)
+        for pipeline in by_hand.values():
+            pipeline.learn_one(x, y)
+    pipelines = selector.pipelines
+    assert pipelines[2] is selector.pipelines[2]  # the selector's own pipelines
+    x = stream[0][0]
+    for r in (1, 2):
+        assert pipelines[r].predict_proba_one(x) == by_hand[r].predict_proba_one(x)
+
+
+# ------------------------------------------------------------------------------ drift handling
+
+
+def _hand_race(stream, candidates, window=None):
+    """(order, forgetting) pipelines raced on G-mean (over the last ``window`` scored samples
+    when given, recomputed from scratch): the best candidate and every score after each
+    sample."""
+    pipelines = {
+        (r, f): PolynomialExtender(aggregate="mean", n_features=8, degree=r) | NRRLS(forgetting=f)
+        for r, f in candidates
+    }
+    scored = {key: [] for key in candidates}
+    history = []
+    for x, y in stream:
+        for key, pipeline in pipelines.items():
+            y_pred = pipeline.predict_one(x)
+            if y_pred is not None:
+                scored[key].append((y, y_pred))
+            pipeline.learn_one(x, y)
+        values = {}
+        for key in candidates:
+            metric = metrics.GeometricMean()
+            for y_true, y_pred in scored[key][-window if window else 0 :]:
+                metric.update(y_true, y_pred)
+            values[key] = metric.get()
+        best = min(candidates, key=lambda key: (-values[key], candidates.index(key)))
+        history.append((best, values))
+    return history
+
+
+@pytest.mark.parametrize("window", [None, 25])
+def test_forgetting_grid_races_every_order_and_factor(window):
+    stream = list(itertools.islice(datasets.Pima(), 120))
+    selector = PolynomialOrderSelector(
+        orders=(1, 3),
+        extender=PolynomialExtender(aggregate="mean", n_features=8),
+        forgetting_grid=(0.95, 1.0),
+        window=window,
+    )
+    candidates = [(1, 1.0), (1, 0.95), (3, 1.0), (3, 0.95)]  # ties: low order, little forgetting
+    assert list(selector.scores) == candidates
+    history = _hand_race(stream, candidates, window)
+    for (x, y), (best, values) in zip(stream, history):
+        selector.learn_one(x, y)
+        assert {key: score.get() for key, score in selector.scores.items()} == pytest.approx(
+            values, rel=1e-12
+        )
+        assert (selector.best_order, selector.best_forgetting) == best
+    assert len({best for best, _ in history}) > 1  # the race is not trivially won
+
+
+def test_forgetting_grid_needs_a_forgetting_parameter():
+    with pytest.raises(ValueError, match="forgetting"):
+        PolynomialOrderSelector(
+            classifier=linear_model.LogisticRegression(), forgetting_grid=(1.0,)
+        )
+    for grid in ((), (1.0, 1.0), (0.0,), (1.5,), 0.9):
+        with pytest.raises((ValueError, TypeError), match="forgetting_grid"):
+            PolynomialOrderSelector(forgetting_grid=grid)
+    for window in (0, 2.5, True):
+        with pytest.raises(ValueError, match="window"):
+            PolynomialOrderSelector(window=window)
+
+
+def test_grid_refusal_leaves_every_model_unchanged():
+    selector = PolynomialOrderSelector(orders=(1, 2), forgetting_grid=(0.5, 1.0))
+    for x, y in itertools.islice(datasets.Pima(), 20):
+        selector.learn_one(x, y)
+    before = pickle.dumps(selector)
+    with pytest.raises(ValueError, match="too large"):
+        selector.learn_one({"glucose": 1e100, "age": 0.5}, True)
+    assert pickle.dumps(selector) == before
+
+
+# ------------------------------------------------------------------------------ the G-mean
+
+
+def test_fast_geometric_mean_is_river_s_to_the_bit():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        group = []
+        n_classes = int(rng.integers(1, 5))
+        for _ in range(int(rng.integers(1, 7))):
+            metric = metrics.GeometricMean()
+            for _ in range(int(rng.integers(0, 40))):
+                y_true, y_pred = (int(v) for v in rng.integers(0, n_classes, size=2))
+                metric.update(y_true, y_pred, w=float(rng.choice([1.0, 0.5, 2.0])))
+            group.append(metric)
+        assert _score_values(group) == [metric.get() for metric in group]
+        for metric in group:  # one at a time, and numbers of classes that differ
+            assert _score_values([metric]) == [metric.get()]
+    wrapped = [metrics.BalancedAccuracy(), metrics.GeometricMean()]
+    assert _score_values(wrapped) == [metric.get() for metric in wrapped]
+
+
+def test_window_scores_only_the_last_samples():
+    selector = PolynomialOrderSelector(orders=(1,), window=10)
+    stream = list(itertools.islice(datasets.Pima(), 40))
+    for x, y in stream:
+        selector.learn_one(x, y)
+    assert selector.scores[1].cm.total_weight == 10
+    assert len(selector._recent[1]) == 10
+    assert isinstance(selector._recent[1], collections.deque)
+
+
+@pytest.mark.parametrize(
+    "classifier_params",
+    [{}, {"forgetting": 0.95, "tau": 0.2}, {"reweight": False, "intercept": False}],
+    ids=["default", "forgetting-tau", "ridge-no-intercept"],
+)
+def test_every_order_is_the_plain_numpy_batch_ter(classifier_params):
+    """Every order's outputs against the batch TER (tests/reference.py) of its expansion,
+    after the features emerged, multiclass and weighted."""
+    from reference import TERReference
+
+    rows, labels = _stream(n_samples=75, classes=("a", "b", "c"), seed=5)
+    weights = [1.0 + (i % 4) / 2 for i in range(len(rows))]
+    selector = PolynomialOrderSelector(
+        orders=(1, 2, 3), extender=MEAN3, classifier=NRRLS(**classifier_params)
+    )
+    for x, y, w in zip(rows, labels, weights):
+        selector.learn_one(x, y, w=w)
+    for q, r in enumerate((1, 2, 3)):
+        extender = MEAN3.clone({"degree": r})
+        reference = TERReference(
+            [extender.transform_one(x) for x in rows],
+            labels,
+            sample_weights=weights,
+            **{"l2": 1e-4, **classifier_params},
+        )
+        for x in rows[::7]:
+            outputs, classes = _orders_outputs(selector, x)
+            expected = reference.decision(extender.transform_one(x))
+            tolerance = (
+                1e-7
+                * reference.scale
+                * float(np.linalg.norm(reference.dense(extender.transform_one(x))))
+                + 1e-300
+            )
+            assert list(classes) == list(expected)
+            assert np.abs(outputs[q] - list(expected.values())).max() <= tolerance
