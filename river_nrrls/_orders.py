@@ -48,7 +48,8 @@ import numpy as np
 from river import compose
 from scipy.linalg import lapack
 
-from ._solver import SystemSolver, solve_spd
+from ._solver import solve_spd
+from ._threads import one_blas_thread
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
@@ -193,7 +194,7 @@ class NestedOrders:
         weights = np.zeros((len(self.orders) * n_classes, len(grouped)), order="F")
         if n_classes and dim > first:
             reweight = bool(model.reweight)
-            with SystemSolver.blas_threads(dim):
+            with one_blas_thread(dim):
                 if stats.systems_share_matrix(reweight):
                     mix = self._mix(stats)
                     # M = sum_j mix_j A^j over the whole buffer (column-major), gathered below
@@ -334,8 +335,7 @@ class NestedOrders:
             stats.add_class(label)
         if len(top._stats.labels):
             # increasing columns: the upper triangle stays the upper triangle
-            stats.data[...] = top._stats.data[np.ix_(columns, columns)]
-        model._bound = None  # recomputed at its next learn_one
+            stats.assign(top._stats.data[np.ix_(columns, columns)])
         return compose.Pipeline(self.extenders[order].clone(), model)
 
 

@@ -254,6 +254,12 @@ class ClassStatistics:
             self._buffer = grown
         self._dim = dim
 
+    def assign(self, data: np.ndarray) -> None:
+        """Set every class's augmented scatter at once from a ``(dim, dim, C)`` array (upper
+        triangle authoritative): another model's statistics, or a block of them."""
+        self.data[...] = data
+        self._bound = None
+
     # ---------------------------------------------------------------- learning
 
     @property

@@ -539,12 +539,16 @@ class PolynomialOrderSelector(base.Classifier):
         return nested, solution.labels, nested.outputs(solution, vector, order)
 
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
+        """The probabilities of the best order so far: what its pipeline (`best_model`) would
+        give, computed from the shared statistics when the classifier is an NRRLS."""
         if not self._shared:
             return self.best_model.predict_proba_one(x)
         nested, labels, outputs = self._best_outputs(x)
         return {} if outputs is None else probabilities_of(nested.model, labels, outputs)
 
     def predict_one(self, x: dict) -> typing.Hashable | None:
+        """The prediction of the best order so far: what its pipeline (`best_model`) would
+        predict, computed from the shared statistics when the classifier is an NRRLS."""
         if not self._shared:
             return self.best_model.predict_one(x)
         _, labels, outputs = self._best_outputs(x)

@@ -380,6 +380,9 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
         return expanded
 
     def transform_one(self, x: dict) -> dict[str, float]:
+        """Expand one sample: ``{term name: value}``, the terms listed above, named and ordered
+        as the columns of `transform_many`. A value whose expansion would overflow raises a
+        ``ValueError`` naming the feature."""
         return self._transform_layout(x)[0]
 
     def _transform_layout(self, x: dict) -> tuple[dict[str, float], _Layout]:

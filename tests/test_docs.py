@@ -165,9 +165,6 @@ def test_algorithms_page_pointers_name_real_sections():
 #: elsewhere; the test below fails once one of them gets its docstring, so that it leaves this
 #: set (which should then be empty).
 AWAITING_DOCSTRINGS = {
-    "river_nrrls.poly.PolynomialExtender.transform_one",
-    "river_nrrls.model_selection.PolynomialOrderSelector.predict_one",
-    "river_nrrls.model_selection.PolynomialOrderSelector.predict_proba_one",
     "river_nrrls.ocsca.OCSCA.predict_one",
     "river_nrrls.ocsca.OCSCA.predict_proba_one",
 }
