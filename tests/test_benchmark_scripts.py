@@ -17,6 +17,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("speed.py", "NRRLS"),
         ("ocsca_speed.py", "OCSCA"),
         ("rls.py", "RLSRegressor"),
+        ("selector.py", "order-3 pipeline"),
         ("overhead.py", "MAX_DRIFT"),
         ("floors.py", "_BareStep"),
         ("accuracy.py", "stale factor"),
