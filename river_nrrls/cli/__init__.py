@@ -9,10 +9,10 @@ parser is built, so that such a subcommand appears by itself once its module is 
 
 A subcommand's ``run(args)`` returns the exit code. It reports a problem with the user's input
 (a bad file, an unknown name) by raising `UsageError`: `main` prints its message as
-one line on stderr and exits with code 2, never with a traceback.
+one line on stderr and exits with code 2, never with a traceback; so does a ``MemoryError``.
 
-The names of ``evaluate`` that a script may want (`evaluate_models`, `read_csv`, the model
-registry) are re-exported here.
+The names of ``evaluate`` that a script may want (`evaluate_models`, `read_csv`, `CsvStream`,
+the model registry) are re-exported here.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ __all__ = [
     "COMMANDS",
     "COMMAND_MODULES",
     "Command",
+    "CsvStream",
     "MODELS",
     "ModelSpec",
     "Result",
@@ -150,8 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: typing.Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
 
-    Usage errors print one line on stderr and give 2 (argparse's own errors print the usage
-    too); the function returns instead of exiting, so that it can be called from Python.
+    Usage errors (and running out of memory) print one line on stderr and give 2 (argparse's
+    own errors print the usage too); the function returns instead of exiting, so that it can be
+    called from Python.
 
     """
     parser = build_parser()
@@ -165,6 +167,9 @@ def main(argv: typing.Sequence[str] | None = None) -> int:
         return args.run(args)
     except UsageError as error:
         print(f"{PROG} {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except MemoryError:  # whatever a command was doing: one line too, never a traceback
+        print(f"{PROG} {args.command}: error: out of memory", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
@@ -186,6 +191,7 @@ def _silence_stdout() -> None:
 # The evaluate command registers itself when imported; its names are re-exported.
 from .evaluate import (  # noqa: E402
     MODELS,
+    CsvStream,
     ModelSpec,
     Result,
     evaluate_models,
