@@ -21,7 +21,6 @@ import decimal
 import itertools
 import math
 import numbers
-import operator
 import typing
 
 import numpy as np
@@ -127,16 +126,14 @@ def _snapshot(x: dict) -> tuple[tuple, tuple]:
 
 
 def _same_keys(keys: tuple, known_keys: tuple) -> bool:
-    """Whether two tuples of feature names name the same features as a dict look-up would see
-    them: the very same objects (a stream's usual case, checked first), else equal names of
-    equal hashes (a name equal to another but hashing differently is another dict key). A
-    comparison that raises gives False: the validation then meets the name and decides."""
-    if len(keys) != len(known_keys):
-        return False
-    if all(map(operator.is_, keys, known_keys)):
-        return True
+    """Whether two tuples of feature names name the same features as dict look-ups would see
+    them: equal names of equal hashes (a name equal to another but hashing differently is
+    another dict key). The tuples' own hashes combine their names' hashes, so comparing them
+    first checks the names' hashes in one C loop (two names of different hashes give tuples of
+    the same hash with a chance of 2**-64), and skips the comparison of different tuples. A
+    name whose ``__hash__`` or ``__eq__`` raises gives False: the validation then meets it."""
     try:
-        return keys == known_keys and list(map(hash, keys)) == list(map(hash, known_keys))
+        return hash(keys) == hash(known_keys) and keys == known_keys
     except Exception:  # a name's own __eq__ or __hash__ raising
         return False
 

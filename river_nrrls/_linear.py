@@ -11,8 +11,9 @@ import numpy as np
 __all__ = ["binary_proba", "exact_dot", "sigmoid", "weights_at", "with_capacity"]
 
 
-#: Up to this many entries, `exact_dot` multiplies in Python floats (faster than numpy there).
-_PYTHON_PRODUCTS = 32
+#: Up to this many entries, `exact_dot` multiplies in Python floats (as fast as numpy there, and
+#: a Python product never warns); beyond, numpy's products under ``np.errstate``.
+_PYTHON_PRODUCTS = 64
 
 
 def exact_dot(weights: np.ndarray, values: np.ndarray) -> float:

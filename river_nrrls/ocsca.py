@@ -25,6 +25,10 @@ _LOGIT_EPS = 1e-6
 #: ``alpha="scale"``: alpha_t = SCALE_ALPHA / m_t, m_t the mean of x . x so far (see OCSCA).
 SCALE_ALPHA = 0.05
 
+#: An update of w whose every change |tau_t x_i| is below this cannot overflow: a finite weight
+#: plus less than half an ulp of the largest float (2**970, about 1e292) stays finite.
+_SAFE_INCREMENT = 1e290
+
 
 def _check_alpha(alpha: typing.Any) -> float | None:
     """``alpha`` as a float > 0, or ``None`` for ``"scale"``."""
@@ -472,10 +476,14 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
             tau = min(max(tau_prime, 0.0), cap)  # tau_t = clip(tau', 0, alpha C_t)
             step = tau * y_t
         if step != 0.0:
-            with np.errstate(over="ignore", invalid="ignore"):  # refused below, without warning
+            updated_bias = self._bias + step * self._constant
+            if abs(step) * math.sqrt(squared_norm) < _SAFE_INCREMENT:  # bounds every |step x_i|
                 updated = current + step * values  # w_t = w_{t-1} + tau_t y_t x_t
-                updated_bias = self._bias + step * self._constant
-                finite = math.isfinite(float(updated.sum()) + updated_bias)
+                finite = math.isfinite(updated_bias)  # w_t is: no entry could overflow
+            else:  # refused below if it overflows, without numpy's warning
+                with np.errstate(over="ignore", invalid="ignore"):
+                    updated = current + step * values
+                    finite = math.isfinite(float(np.abs(updated).max()) + updated_bias)
             if not finite:  # inf or nan somewhere
                 raise ValueError("the update of w overflows (x has values that are too large)")
         if self.learn_base:
