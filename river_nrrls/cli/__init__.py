@@ -11,8 +11,8 @@ A subcommand's ``run(args)`` returns the exit code. It reports a problem with th
 (a bad file, an unknown name) by raising `UsageError`: `main` prints its message as
 one line on stderr and exits with code 2, never with a traceback; so does a ``MemoryError``.
 
-The names of ``evaluate`` that a script may want (`evaluate_models`, `read_csv`, `CsvStream`,
-the model registry) are re-exported here.
+The names of ``evaluate`` that a script may want (`evaluate_models`, `read_csv`, the model
+registry) are re-exported here.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ __all__ = [
     "COMMANDS",
     "COMMAND_MODULES",
     "Command",
-    "CsvStream",
     "MODELS",
     "ModelSpec",
     "Result",
@@ -191,7 +190,6 @@ def _silence_stdout() -> None:
 # The evaluate command registers itself when imported; its names are re-exported.
 from .evaluate import (  # noqa: E402
     MODELS,
-    CsvStream,
     ModelSpec,
     Result,
     evaluate_models,
