@@ -21,8 +21,10 @@ def as_frame(X: typing.Any) -> pd.DataFrame:
     """Any eager dataframe river accepts (pandas, polars, pyarrow, ... via narwhals) as pandas.
 
     This is the one entry point of every ``*_many`` method. A pandas DataFrame passes through
-    untouched; another backend is converted once, its nulls becoming the NaN that the rest of
-    this module reads as *missing*, so every backend follows the same missing-value rules.
+    untouched; another backend is converted once, column by column through numpy (as river's
+    own ``*_many`` methods read frames: polars needs no pyarrow), its nulls becoming the NaN or
+    ``None`` that the rest of the package reads as *missing*, so every backend follows the same
+    missing-value rules.
 
     """
     if isinstance(X, pd.DataFrame):
@@ -35,12 +37,16 @@ def as_frame(X: typing.Any) -> pd.DataFrame:
         raise TypeError(
             f"X must be a DataFrame (pandas, polars, pyarrow, ...), got {type(X).__name__}"
         ) from None
-    return frame.to_pandas()
+    names = frame.columns
+    columns = {j: frame.get_column(name).to_numpy() for j, name in enumerate(names)}
+    pandas_frame = pd.DataFrame(columns, index=pd.RangeIndex(len(frame)))
+    pandas_frame.columns = pd.Index(names, dtype=object)
+    return pandas_frame
 
 
 def as_series(y: typing.Any) -> typing.Any:
-    """A series of any backend river accepts as a pandas Series; anything else is returned as is
-    (a list, a numpy array, a scalar weight)."""
+    """A series of any backend river accepts as a pandas Series (through numpy, as `as_frame`);
+    anything else is returned as is (a list, a numpy array, a scalar weight)."""
     if isinstance(y, pd.Series) or y is None or isinstance(y, (list, tuple, np.ndarray)):
         return y
     import narwhals.stable.v2 as nw
@@ -49,7 +55,7 @@ def as_series(y: typing.Any) -> typing.Any:
         series = nw.from_native(y, series_only=True)
     except TypeError:
         return y
-    return series.to_pandas()
+    return pd.Series(series.to_numpy(), name=series.name)
 
 
 def _is_pandas(X: typing.Any) -> bool:

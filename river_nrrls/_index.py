@@ -22,7 +22,6 @@ import decimal
 import itertools
 import math
 import numbers
-import operator
 import typing
 
 import numpy as np
@@ -46,11 +45,12 @@ _FAST_TYPES = frozenset((float, int))
 
 
 def sort_features(features: typing.Iterable[typing.Hashable]) -> list:
-    """Sort feature names deterministically, even when they are of mixed types."""
+    """Sort feature names deterministically, even when they are of mixed types (or names whose
+    comparisons raise: they are then sorted by type name and ``repr``)."""
     features = list(features)
     try:
         return sorted(features)
-    except TypeError:
+    except Exception:  # mixed types (TypeError), or a name's own comparison raising anything
         return sorted(features, key=lambda name: (type(name).__name__, repr(name)))
 
 
@@ -78,7 +78,7 @@ def check_value(name: typing.Hashable, value: typing.Any) -> float | None:
         )
     try:
         number = float(value)
-    except (OverflowError, TypeError, ValueError) as error:
+    except Exception as error:  # OverflowError, or anything a number's own __float__ raises
         raise ValueError(
             f"feature {name!r} has a value {short_repr(value)} that is not a float"
         ) from error
@@ -98,25 +98,26 @@ def _placement(columns: list[int]) -> slice | list[int]:
     return columns
 
 
-def _finite_reals(values: typing.Iterable) -> bool:
-    """True when every value is a real number with a finite float, as `check_value` takes
-    them (ints, floats, bools, ``Fraction``), found without a look at each value's type.
+def _finite_reals(values: typing.Collection) -> bool:
+    """True when every value is a plain ``int`` or ``float`` (its exact type: no subclass, no
+    bool) and their sum is a finite float: every value is then finite, as `check_value` would
+    find it.
 
-    A float start makes ``sum`` add in floats, so ``sum(values, 0.0)`` is then a finite Python
-    float (``math.fsum`` would do the same checks at three times the cost). Anything else makes
-    it fail or not a float: a string, ``None``, ``pd.NA``, a ``Decimal`` or a container raises
-    or gives no float, a complex gives a complex, a numpy array an array and a numpy scalar a
-    numpy scalar, an int beyond float range raises ``OverflowError`` (even when ints that
-    cancel exactly would sum to 0), and a non-finite value (or a sum that overflows) gives inf
-    or NaN. Those go the slow way, value by value (where the valid ones are accepted all the
-    same). An exact type check costs four times as much on wide samples.
+    The exact types come first: a subclass of float may answer the sum with what it likes (its
+    ``__radd__`` is tried before float's own addition, and may say 0.0 for an infinity), so only
+    plain numbers are trusted to add up honestly. ``sum(values, 0.0)`` then adds in floats: an int
+    beyond float range raises ``OverflowError`` (even when ints that cancel exactly would sum to
+    0), and a non-finite value (or a sum that overflows) gives inf or NaN. Those go the slow way,
+    value by value (where the valid ones are accepted all the same).
 
     """
+    if not _FAST_TYPES.issuperset(map(type, values)):
+        return False
     try:
         total = sum(values, 0.0)
-    except Exception:  # any object's arithmetic may raise anything: validate value by value
+    except OverflowError:  # an int beyond float range
         return False
-    return total.__class__ is float and math.isfinite(total)
+    return math.isfinite(total)
 
 
 def _snapshot(x: dict) -> tuple[tuple, tuple]:
@@ -126,13 +127,26 @@ def _snapshot(x: dict) -> tuple[tuple, tuple]:
     return tuple(x), tuple(x.values())
 
 
+def _same_keys(keys: tuple, known_keys: tuple) -> bool:
+    """Whether two tuples of feature names name the same features as dict look-ups would see
+    them: equal names of equal hashes (a name equal to another but hashing differently is
+    another dict key). The tuples' own hashes combine their names' hashes, so comparing them
+    first checks the names' hashes in one C loop (two names of different hashes give tuples of
+    the same hash with a chance of 2**-64), and skips the comparison of different tuples. A
+    name whose ``__hash__`` or ``__eq__`` raises gives False: the validation then meets it."""
+    try:
+        return hash(keys) == hash(known_keys) and keys == known_keys
+    except Exception:  # a name's own __eq__ or __hash__ raising
+        return False
+
+
 def _same_sample(keys: tuple, values: tuple, known_keys: tuple, known_values: tuple) -> bool:
-    """Whether a `_snapshot` is a remembered (validated) one: equal keys, all values plain ints
-    and floats (a complex or a ``Decimal`` equal to a remembered float must still be
-    validated), and equal values. The types are checked before the values are compared: a
-    ``pd.NA`` (missing) cannot be compared, its ``==`` is NA and has no truth value."""
+    """Whether a `_snapshot` is a remembered (validated) one: the same keys (`_same_keys`), all
+    values plain ints and floats (a complex or a ``Decimal`` equal to a remembered float must
+    still be validated), and equal values. The types are checked before the values are compared:
+    a ``pd.NA`` (missing) cannot be compared, its ``==`` is NA and has no truth value."""
     return (
-        keys == known_keys
+        _same_keys(keys, known_keys)
         and _FAST_TYPES.issuperset(map(type, values))
         and values == known_values
     )
@@ -147,8 +161,7 @@ def validate_one(x: dict) -> dict:
     """
     if not isinstance(x, dict):
         raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
-    values = x.values()
-    if _FAST_TYPES.issuperset(map(type, values)) and _finite_reals(values):
+    if _finite_reals(x.values()):
         return x
     clean = {}
     for name, value in x.items():
@@ -268,14 +281,23 @@ class _SparseMemo(typing.NamedTuple):
 # A record without the NamedTuple's Python-level __new__ (a third of its cost, per sample)
 _new_sample = tuple.__new__
 
-_PLAIN_KEYS = frozenset((str, int))
-
-
-def _same_keys(keys: tuple, known: tuple) -> bool:
-    """Whether keys found equal to remembered ones are the same features for a dict too: the
-    same objects, or exact ``str``/``int`` keys, whose equality implies an equal hash (a key
-    equal to another but hashing differently is another feature to a dict)."""
-    return _PLAIN_KEYS.issuperset(map(type, keys)) or all(map(operator.is_, keys, known))
+def _columns_of(position: dict, names: typing.Iterable) -> list[int]:
+    """The column of every name (-1: unknown). A name whose ``__hash__`` or ``__eq__`` raises
+    during the look-up (it is compared with a known name of the same hash) is refused with a
+    ``TypeError`` naming it."""
+    names = list(names)
+    try:
+        return [position.get(name, -1) for name in names]
+    except Exception:
+        for name in names:
+            try:
+                position.get(name)
+            except Exception as error:
+                raise TypeError(
+                    f"feature {short_repr(name)} cannot be looked up: its __hash__ or __eq__ "
+                    f"raised {type(error).__name__}: {error}"
+                ) from error
+        raise
 
 
 class FeatureIndex:
@@ -368,10 +390,10 @@ class FeatureIndex:
         try:
             columns = [position[name] for name in clean]
             return columns, np.fromiter(clean.values(), dtype=float, count=len(clean)), []
-        except KeyError:
+        except Exception:  # KeyError: unknown features; anything else: named below
             pass
         # Some features are unknown: one look-up a feature (-1: unknown), then the new ones.
-        columns = [position.get(name, -1) for name in clean]
+        columns = _columns_of(position, clean)
         values = np.fromiter(clean.values(), dtype=float, count=len(clean))
         if not grow:
             known = [i for i, column in enumerate(columns) if column >= 0]
@@ -478,7 +500,7 @@ class FeatureIndex:
         finite real values; None otherwise (then ``x`` is encoded and validated afresh). The
         Python twin of the compiled ``refill``."""
         keys = tuple(x)
-        if keys != cache.keys or not _same_keys(keys, cache.keys):
+        if not _same_keys(keys, cache.keys):
             return None
         # Finite real values (`_finite_reals`) equal to the remembered ones: the same vector (a
         # complex equal to a remembered float is not real, and goes to the validation).
@@ -537,7 +559,7 @@ class FeatureIndex:
         values, observed = validate_frame(X)
         names = list(X.columns)
         position = self.position
-        unknown = [j for j, name in enumerate(names) if name not in position]
+        unknown = [j for j, column in enumerate(_columns_of(position, names)) if column < 0]
         if grow:
             new = sort_features(names[j] for j in unknown if observed[j])
         else:

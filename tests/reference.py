@@ -159,7 +159,8 @@ class TERReference:
             M = X.T @ (row_weight[:, None] * X) + l2 * np.eye(self.dim)  # X^T W X + b I
             r = X.T @ (row_weight * targets)  # X^T W t
             r_abs = np.abs(X).T @ (row_weight * np.abs(targets))  # |X|^T W |t|
-            floors[k] = np.linalg.norm(r_abs) / np.linalg.norm(M, 2)
+            with np.errstate(over="ignore"):  # entries near 1e154 and beyond: inf norms
+                floors[k] = np.linalg.norm(r_abs) / np.linalg.norm(M, 2)
             self.systems.append((M, r))
             if l2 > 0:
                 try:
@@ -170,7 +171,8 @@ class TERReference:
                 solution[k] = np.linalg.lstsq(M, r, rcond=None)[0]
         self.matrix = solution  # one row per class: [intercept?, features...]
         # the error scale (module docstring): the solution's size, floored against cancellation
-        self.scale = max(float(np.linalg.norm(solution)), float(np.linalg.norm(floors)))
+        with np.errstate(over="ignore"):
+            self.scale = max(float(np.linalg.norm(solution)), float(np.linalg.norm(floors)))
 
     @property
     def dim(self) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -173,3 +175,118 @@ def test_integer_labels_index_the_columns_by_label():
     proba = model.predict_proba_many(X)
     assert proba.columns.dtype == np.int64
     assert proba.iloc[0][7] == pytest.approx(model.predict_proba_one(X.iloc[0].to_dict())[7])
+
+
+_WITHOUT_PYARROW = r"""
+import json
+import sys
+
+sys.modules["pyarrow"] = None  # `import pyarrow` now raises ImportError, as if not installed
+
+from datetime import date
+
+import numpy as np
+import polars as pl
+
+from river_nrrls import NRRLS, PolynomialExtender
+
+rng = np.random.default_rng(0)
+a = rng.normal(size=40)
+X = pl.DataFrame(
+    {
+        "a": a,
+        "b": [None if i % 7 == 0 else float(v) for i, v in enumerate(rng.normal(size=40))],
+        "n": [None if i % 5 == 0 else i for i in range(40)],  # nullable ints
+        "flag": [None if i % 3 == 0 else bool(i % 2) for i in range(40)],  # nullable bools
+    }
+)
+y = pl.Series("target", (a > 0).tolist())
+w = pl.Series("w", np.linspace(0.5, 2.0, 40))
+model = NRRLS()
+model.learn_many(X, y, w=w)
+bad = X.with_columns(pl.Series("a", [float("inf")] + a[1:].tolist()))
+try:
+    model.learn_many(bad, y)
+except ValueError as error:
+    refusal = str(error)
+print(
+    json.dumps(
+        {
+            "weights": {str(label): weights for label, weights in model.weights.items()},
+            "predictions": model.predict_many(X).to_list(),
+            "proba": model.predict_proba_many(X)["True"].to_list(),
+            "expanded": PolynomialExtender(degree=2).transform_many(X).columns,
+            "refusal": refusal,
+            "pyarrow": "pyarrow" in sys.modules and sys.modules["pyarrow"] is not None,
+        }
+    )
+)
+"""
+
+
+def test_polars_works_without_pyarrow():
+    """river's ``*_many`` methods take polars frames with polars alone (pyarrow is not a
+    dependency): so do this package's, with the same results as from pandas."""
+    import json
+    import pathlib
+    import subprocess
+    import sys
+
+    completed = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_PYARROW],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=pathlib.Path(__file__).resolve().parent.parent,
+    )
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(completed.stdout)
+    assert result["pyarrow"] is False
+    # The same frame through pandas (nulls as NaN: missing), in this process.
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=40)
+    X = pd.DataFrame(
+        {
+            "a": a,
+            "b": [np.nan if i % 7 == 0 else v for i, v in enumerate(rng.normal(size=40))],
+            "n": [np.nan if i % 5 == 0 else float(i) for i in range(40)],
+            "flag": [np.nan if i % 3 == 0 else float(i % 2) for i in range(40)],
+        }
+    )
+    y = pd.Series(a > 0, name="target")
+    reference = NRRLS()
+    reference.learn_many(X, y, w=pd.Series(np.linspace(0.5, 2.0, 40)))
+    assert result["weights"] == {
+        str(label): pytest.approx(weights, rel=1e-12, abs=1e-12)
+        for label, weights in reference.weights.items()
+    }
+    assert result["predictions"] == reference.predict_many(X).tolist()
+    np.testing.assert_allclose(result["proba"], reference.predict_proba_many(X)[True], rtol=1e-12)
+    assert result["expanded"] == list(PolynomialExtender(degree=2).transform_many(X).columns)
+    assert "'a'" in result["refusal"] and "row 0" in result["refusal"]
+
+
+def test_polars_columns_of_every_kind():
+    """Nullable ints and bools are numbers with missing cells; strings and dates are refused
+    naming the column, as for pandas."""
+    X = pl.DataFrame(
+        {
+            "i": [1, None, 3, 4],
+            "flag": [True, None, False, True],
+        }
+    )
+    y = [True, False, True, False]
+    model = NRRLS()
+    model.learn_many(X, y)
+    reference = NRRLS()
+    reference.learn_many(
+        pd.DataFrame({"i": [1.0, np.nan, 3.0, 4.0], "flag": [1.0, np.nan, 0.0, 1.0]}), y
+    )
+    assert model.weights == reference.weights
+    for name, values in {
+        "s": ["a", None, "c", "d"],
+        "when": [date(2020, 1, day) for day in range(1, 5)],
+        "cat": pl.Series(["x", "y", "x", "y"], dtype=pl.Categorical),
+    }.items():
+        with pytest.raises(TypeError, match=repr(name)):
+            model.learn_many(X.with_columns(pl.Series(name, values)), y)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -91,13 +92,17 @@ def _score_of(model, kind: str, x: dict) -> float:
 
 
 class Algorithm1:
-    """The paper's Algorithm 1 on dense vectors over a fixed feature list (+ a constant 1)."""
+    """The paper's Algorithm 1 on dense vectors over a fixed feature list (+ a constant 1).
+
+    ``alpha="scale"``: alpha_t = 0.05 / (the mean of x_s . x_s over the rows s <= t with
+    x_s . x_s > 0)."""
 
     def __init__(self, f0, kind, features, alpha, cost_pos, cost_neg, intercept, learn_base):
         self.f0, self.kind, self.features = f0, kind, list(features)
         self.alpha, self.cost_pos, self.cost_neg = alpha, cost_pos, cost_neg
         self.intercept, self.learn_base = intercept, learn_base
         self.w = np.zeros(len(self.features) + 1)  # last entry: the constant feature's weight
+        self.squared_norms: list[float] = []  # x . x of the rows with x . x > 0
 
     def vector(self, x):
         v = np.zeros(len(self.features) + 1)
@@ -115,8 +120,12 @@ class Algorithm1:
         C_t = cost if cost is not None else (self.cost_pos if y else self.cost_neg)
         v = self.vector(x)
         if v @ v > 0:
+            alpha = self.alpha
+            if alpha == "scale":
+                self.squared_norms.append(v @ v)
+                alpha = 0.05 / float(np.mean(self.squared_norms))  # inf past float range
             tau = (1.0 - y_t * self.f(x)) / (v @ v)  # eq. 19
-            tau = 0.0 if tau <= 0 else (tau if tau <= self.alpha * C_t else self.alpha * C_t)
+            tau = 0.0 if tau <= 0 else (tau if tau <= alpha * C_t else alpha * C_t)
             self.w = self.w + tau * y_t * v  # eq. 21
         if self.learn_base:  # the sample's own cost is passed on as a sample weight
             x = {k: v for k, v in x.items() if not _missing(v)}
@@ -138,7 +147,7 @@ def _assert_matches(model: OCSCA, reference: Algorithm1, probes):
 def _run_against_reference(f0, kind, score, stream, learn_base=False, **params):
     features = sorted({k for x, _, _ in stream for k in x})
     reference = Algorithm1(
-        copy.deepcopy(f0), kind, features, params.get("alpha", 1.0),
+        copy.deepcopy(f0), kind, features, params.get("alpha", "scale"),
         params.get("cost_pos", 1.0), params.get("cost_neg", 1.0),
         params.get("intercept", False), learn_base,
     )
@@ -205,7 +214,7 @@ def test_step_by_step_equality_when_the_base_model_keeps_learning():
         ),
         max_size=25,
     ),
-    alpha=st.floats(1e-3, 10.0),
+    alpha=st.one_of(st.just("scale"), st.floats(1e-3, 10.0)),
     cost_pos=st.floats(0.0, 10.0),
     intercept=st.booleans(),
 )
@@ -216,6 +225,99 @@ def test_random_streams_follow_algorithm_1(rows, alpha, cost_pos, intercept):
 
 
 _FROZEN_F0 = _trained_logistic()
+
+
+# ------------------------------------------------------------- alpha="scale"
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+def test_the_default_scale_step_follows_its_definition(intercept):
+    """alpha_t = 0.05 / (mean of x . x over the rows with x . x > 0 so far), in Algorithm 1."""
+    model, reference = _run_against_reference(
+        _trained_logistic(), "proba", "auto", _stream(), cost_pos=5.0, intercept=intercept
+    )
+    assert model.alpha == "scale"
+    assert model.weights
+    assert model._n_norms == len(reference.squared_norms)  # the empty and zero rows left out
+    assert model._mean_squared_norm == pytest.approx(np.mean(reference.squared_norms))
+
+
+class _ReadsTheRatio(base.Classifier):
+    """A frozen f0 that compares x['a'] with x['b']: the same on x and on s x, for s > 0."""
+
+    def learn_one(self, x, y):
+        pass
+
+    def predict_proba_one(self, x):
+        p = 0.8 if x.get("a", 0.0) > x.get("b", 0.0) else 0.3
+        return {False: 1.0 - p, True: p}
+
+
+@pytest.mark.parametrize("power", [-12, 12])
+def test_the_scale_step_does_not_depend_on_the_scale_of_the_features(power):
+    """x multiplied by s: w divided by s, the same decisions (s a power of 2: exactly)."""
+    s = 2.0**power
+    data = _synthetic(200, seed=13)
+    model, scaled = OCSCA(_ReadsTheRatio(), cost_pos=5.0), OCSCA(_ReadsTheRatio(), cost_pos=5.0)
+    for x, y in data:
+        x_scaled = {name: s * value for name, value in x.items()}
+        assert scaled.decision_one(x_scaled) == model.decision_one(x)
+        model.learn_one(x, y)
+        scaled.learn_one(x_scaled, y)
+    assert {name: s * weight for name, weight in scaled.weights.items()} == model.weights
+    assert len(set(model.weights.values())) > 1
+    # With the paper's constant alpha, the largest step does depend on the scale.
+    paper, paper_scaled = OCSCA(_ReadsTheRatio(), alpha=0.01), OCSCA(_ReadsTheRatio(), alpha=0.01)
+    for x, y in data:
+        paper.learn_one(x, y)
+        paper_scaled.learn_one({name: s * value for name, value in x.items()}, y)
+    assert {name: s * weight for name, weight in paper_scaled.weights.items()} != pytest.approx(
+        paper.weights
+    )
+
+
+def _cost_after_a_third(model, data, f0_alone: bool = False) -> float:
+    metric = MisclassificationCost(cost_pos=5.0, cost_neg=1.0)
+    for x, y in data:
+        metric.update(y, model.predict_one(x))
+        if not f0_alone:
+            model.learn_one(x, y)
+    return metric.get()
+
+
+def test_the_default_step_costs_less_than_f0_where_alpha_one_costs_more():
+    """Issue 30's example: f0 (a scaled logistic regression) trained on the first third of
+    Phishing without costs, OCSCA with C+ = 5 on the rest, progressive validation."""
+    from river import datasets as river_datasets
+
+    data = list(river_datasets.Phishing())
+    third = len(data) // 3
+    f0 = preprocessing.StandardScaler() | linear_model.LogisticRegression()
+    for x, y in data[:third]:
+        f0.learn_one(x, y)
+    rest = data[third:]
+    f0_cost = _cost_after_a_third(f0, rest, f0_alone=True)
+    default_cost = _cost_after_a_third(OCSCA(f0, cost_pos=5.0), rest)
+    paper_one_cost = _cost_after_a_third(OCSCA(f0, alpha=1.0, cost_pos=5.0), rest)
+    assert default_cost < f0_cost < paper_one_cost
+
+
+def test_switching_to_the_scale_step_after_learning():
+    model = OCSCA(_trained_logistic(), alpha=0.05, cost_pos=5.0)
+    for x, y, cost in _stream()[:20]:
+        model.learn_one(x, y, w=cost)
+    assert model._n_norms == 0  # a constant alpha keeps Algorithm 1's state: w alone
+    model.alpha = "scale"
+    for x, y, cost in _stream()[20:]:
+        model.learn_one(x, y, w=cost)
+    assert model._n_norms > 0 and model.alpha == "scale"
+    assert OCSCA(NRRLS()).clone({"alpha": 0.5}).alpha == 0.5
+
+
+def test_a_zero_cost_takes_no_step_even_with_a_tiny_scale():
+    model = OCSCA(linear_model.LogisticRegression())
+    model.learn_one({"a": 1e-160}, True, w=0.0)  # x . x = 1e-320: alpha_t is inf
+    assert model.weights == {}
 
 
 def test_the_step_is_clipped_at_alpha_times_the_cost():
@@ -499,17 +601,36 @@ def test_bool_like_labels():
         ([1.0, 2.0], TypeError, "dict"),
     ],
 )
-@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 def test_bad_features_raise_and_leave_the_model_unchanged(x, error, culprit):
     model = _fitted()
     before = pickle.dumps(model)
-    with pytest.raises(error, match=culprit):
-        model.learn_one(x, True)
+    with warnings.catch_warnings():  # no numpy overflow warning before the refusal
+        warnings.simplefilter("error")
+        with pytest.raises(error, match=culprit):
+            model.learn_one(x, True)
     assert pickle.dumps(model) == before
     if culprit != "overflow":
         with pytest.raises(error, match=culprit):
             model.predict_one(x)
         assert pickle.dumps(model) == before
+
+
+@pytest.mark.parametrize("width", [2, 40])  # 40: past exact_dot's Python products
+def test_overflowing_samples_are_refused_without_a_numpy_warning(width):
+    model = _fitted()
+    before = pickle.dumps(model)
+    x = {f"f{i}": 1e200 for i in range(width)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="overflow"):
+            model.learn_one(x, True)
+        assert pickle.dumps(model) == before
+        model.learn_one({name: 1.0 for name in x}, True)
+        huge = {name: 1e308 for name in x}  # w . x overflows for 40 features, not for 2
+        try:
+            model.predict_one(huge)
+        except ValueError as error:  # refused, as any inf score is: no numpy warning first
+            assert "overflow" in str(error)
 
 
 @pytest.mark.parametrize(
@@ -550,6 +671,8 @@ def test_a_non_finite_base_score_raises_and_leaves_the_model_unchanged():
         ({"alpha": -1.0}, ValueError, "alpha"),
         ({"alpha": float("nan")}, ValueError, "alpha"),
         ({"alpha": "1"}, TypeError, "alpha"),
+        ({"alpha": "Scale"}, TypeError, "'scale'"),
+        ({"alpha": None}, TypeError, "alpha"),
         ({"cost_pos": -1.0}, ValueError, "cost_pos"),
         ({"cost_neg": float("inf")}, ValueError, "cost_neg"),
         ({"cost_neg": None}, TypeError, "cost_neg"),

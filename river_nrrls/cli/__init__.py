@@ -10,8 +10,8 @@ package); while it is not installed, a stand-in of the subcommand says how to in
 
 A subcommand's ``run(args)`` returns the exit code. It reports a problem with the user's input
 (a bad file, an unknown name) by raising `UsageError`: `main` prints its message as
-one line on stderr and exits with code 2, never with a traceback. `ProgressBar` and
-`positive_int` (an argparse type) serve every subcommand.
+one line on stderr and exits with code 2, never with a traceback; so does a ``MemoryError``.
+`ProgressBar` and `positive_int` (an argparse type) serve every subcommand.
 
 The names of ``evaluate`` that a script may want (`evaluate_models`, `read_csv`, the model
 registry) are re-exported here (imported on first access).
@@ -204,8 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: typing.Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
 
-    Usage errors print one line on stderr and give 2 (argparse's own errors print the usage
-    too); the function returns instead of exiting, so that it can be called from Python.
+    Usage errors (and running out of memory) print one line on stderr and give 2 (argparse's
+    own errors print the usage too); the function returns instead of exiting, so that it can be
+    called from Python.
 
     """
     parser = build_parser()
@@ -221,6 +222,9 @@ def main(argv: typing.Sequence[str] | None = None) -> int:
         return args.run(args)
     except UsageError as error:
         print(f"{PROG} {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except MemoryError:  # whatever a command was doing: one line too, never a traceback
+        print(f"{PROG} {args.command}: error: out of memory", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)

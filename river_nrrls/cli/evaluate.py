@@ -36,7 +36,9 @@ import csv
 import dataclasses
 import gzip
 import io
+import os
 import random
+import stat
 import sys
 import time
 import typing
@@ -44,22 +46,24 @@ import zlib
 
 from river import (
     base,
-    evaluate,
     linear_model,
     metrics,
     multiclass,
     naive_bayes,
     preprocessing,
+    stream,
     utils,
 )
 
 from .. import datasets
+from .._checks import VALUE_LIMIT, short_repr
 from .._index import check_value
 from ..nrrls import NRRLS
 from . import ProgressBar, UsageError, positive_int, register_command
 
 __all__ = [
     "MODELS",
+    "CsvStream",
     "ModelSpec",
     "Result",
     "build_model",
@@ -170,6 +174,21 @@ def build_model(name: str, one_vs_rest: bool = False, scale: bool = False) -> ba
     return model
 
 
+#: ``_binary_view``'s answer for labels that are already ``True``/``False``: kept as given.
+_AS_GIVEN = object()
+
+
+def _binary_view(labels: collections.Counter) -> typing.Any:
+    """How a binary-only model sees labels counted in ``labels`` (in first-seen order):
+    `_AS_GIVEN` when they are booleans, ``None`` when there are over two classes, else the label
+    that becomes ``True`` (the less frequent one, the first seen on a tie)."""
+    if all(isinstance(label, bool) for label in labels):
+        return _AS_GIVEN
+    if len(labels) > 2:
+        return None
+    return min(labels, key=labels.__getitem__)  # a Counter keeps the first-seen order
+
+
 def _boolean_labels(samples: list[Sample]) -> list[Sample] | None:
     """The samples as a binary-only model sees them: ``None`` when there are over two classes.
 
@@ -178,12 +197,11 @@ def _boolean_labels(samples: list[Sample]) -> list[Sample] | None:
     two classes, so this only lets a binary-only model learn them.
 
     """
-    counts = collections.Counter(y for _, y in samples)
-    if all(isinstance(label, bool) for label in counts):
+    positive = _binary_view(collections.Counter(y for _, y in samples))
+    if positive is _AS_GIVEN:
         return samples
-    if len(counts) > 2:
+    if positive is None:
         return None
-    positive = min(counts, key=counts.__getitem__)  # a Counter keeps the first-seen order
     return [(x, y == positive) for x, y in samples]
 
 
@@ -203,66 +221,105 @@ class Result:
     memory: str
 
 
-def _score(
-    model: base.Classifier, samples: list[Sample], bar: ProgressBar
-) -> tuple[float, float, float, float]:
-    """Progressive validation of ``model``: G-mean, balanced accuracy, accuracy and seconds."""
-    g_mean, balanced_accuracy, accuracy = (
-        metrics.GeometricMean(),
-        metrics.BalancedAccuracy(),
-        metrics.Accuracy(),
+@dataclasses.dataclass
+class _Run:
+    """One model's progressive validation, advanced one sample at a time."""
+
+    name: str
+    model: base.Classifier
+    positive: typing.Any  # the label that is True for a binary-only model, or _AS_GIVEN
+    g_mean: metrics.GeometricMean = dataclasses.field(default_factory=metrics.GeometricMean)
+    balanced_accuracy: metrics.BalancedAccuracy = dataclasses.field(
+        default_factory=metrics.BalancedAccuracy
     )
-    metric = g_mean + balanced_accuracy + accuracy
-    step = max(1, len(samples) // 100)  # about a hundred progress updates
-    start = time.perf_counter()
-    for state in evaluate.iter_progressive_val_score(samples, model, metric, step=step):
-        bar.update(state["Step"])
-    seconds = time.perf_counter() - start
-    bar.close()
-    return g_mean.get(), balanced_accuracy.get(), accuracy.get(), seconds
+    accuracy: metrics.Accuracy = dataclasses.field(default_factory=metrics.Accuracy)
+    seconds: float = 0.0
+
+    def step(self, x: dict, y: typing.Hashable) -> None:
+        """Predict ``x``, score the prediction, then learn ``(x, y)``: river's progressive
+        validation (``evaluate.progressive_val_score``) of one sample."""
+        if self.positive is not _AS_GIVEN:
+            y = y == self.positive
+        start = time.perf_counter()
+        y_pred = self.model.predict_one(x)
+        if y_pred is not None and y_pred != {}:
+            self.g_mean.update(y, y_pred)
+            self.balanced_accuracy.update(y, y_pred)
+            self.accuracy.update(y, y_pred)
+        self.model.learn_one(x, y)
+        self.seconds += time.perf_counter() - start
+
+    def result(self) -> Result:
+        memory_bytes = self.model._raw_memory_usage  # the trained model's object graph
+        return Result(
+            model=self.name,
+            g_mean=float(self.g_mean.get()),
+            balanced_accuracy=float(self.balanced_accuracy.get()),
+            accuracy=float(self.accuracy.get()),
+            seconds=self.seconds,
+            memory_bytes=memory_bytes,
+            memory=utils.pretty.humanize_bytes(memory_bytes),
+        )
 
 
 def evaluate_models(
-    samples: list[Sample],
+    samples: typing.Iterable[Sample],
     model_names: typing.Sequence[str],
     scale: bool = False,
     progress: typing.TextIO | None = None,
+    *,
+    labels: collections.Counter | None = None,
 ) -> list[Result]:
-    """Progressive validation of every model of ``model_names`` on ``samples``, one at a time.
+    """Progressive validation of every model of ``model_names`` on ``samples``, in one pass.
+
+    Every sample is predicted, scored and then learnt by each model in turn (river's
+    `river.evaluate.progressive_val_score`, for all the models at once), so that ``samples``
+    can be a stream read once: nothing is kept but the models. ``labels``, the count of every
+    label of the stream in first-seen order, tells binary-only models what to expect; when it
+    is not given, ``samples`` is read into a list to count them.
 
     A binary-only model (``lr``) gets the labels as booleans: unchanged when they are already
     ``True``/``False``; for two other labels, ``True`` stands for the less frequent one (the
     first seen on a tie), which changes no score; with more classes the model is wrapped in
     `river.multiclass.OneVsRestClassifier`.
 
-    The time of a model is the wall time of its pass (predictions, learning and metric updates);
-    its memory is river's ``_raw_memory_usage`` of the trained model. A progress bar per model
-    goes to ``progress`` when it is a stream.
+    The time of a model is the wall time of its own steps (predictions, learning and metric
+    updates); its memory is river's ``_raw_memory_usage`` of the trained model. One progress bar
+    goes to ``progress`` when it is a stream. An error of a model (``ValueError``,
+    ``MemoryError``, ...) gets a note naming the model and the sample.
 
     """
-    boolean_samples = _boolean_labels(samples)
-    width = max(map(len, model_names), default=0)
-    results = []
+    if labels is None:
+        samples = list(samples)
+        labels = collections.Counter(y for _, y in samples)
+    positive = _binary_view(labels)
+    runs = []
     for name in model_names:
-        if MODELS[name].binary_only and boolean_samples is not None:
-            model, stream = build_model(name, scale=scale), boolean_samples
+        if MODELS[name].binary_only and positive is not None:
+            model, relabel = build_model(name, scale=scale), positive
         else:
-            model, stream = build_model(name, one_vs_rest=True, scale=scale), samples
-        bar = ProgressBar(name.ljust(width), len(samples), progress)
-        g_mean, balanced_accuracy, accuracy, seconds = _score(model, stream, bar)
-        memory_bytes = model._raw_memory_usage  # the trained model's object graph
-        results.append(
-            Result(
-                model=name,
-                g_mean=float(g_mean),
-                balanced_accuracy=float(balanced_accuracy),
-                accuracy=float(accuracy),
-                seconds=seconds,
-                memory_bytes=memory_bytes,
-                memory=utils.pretty.humanize_bytes(memory_bytes),
-            )
-        )
-    return results
+            model, relabel = build_model(name, one_vs_rest=True, scale=scale), _AS_GIVEN
+        runs.append(_Run(name, model, relabel))
+    total = sum(labels.values())
+    bar = ProgressBar(", ".join(model_names), total, progress)
+    every = max(1, total // 100)  # about a hundred progress updates
+    done = 0
+    try:
+        for x, y in samples:
+            for run in runs:
+                try:
+                    run.step(x, y)
+                except Exception as error:  # ValueError, MemoryError, ...: say where
+                    error.add_note(f"model {run.name!r}, sample {done + 1}")
+                    raise
+            done += 1
+            if done % every == 0:
+                bar.update(done)
+    finally:
+        if done % every:
+            bar.update(done)
+        bar.close()
+    return [run.result() for run in runs]
 
 
 # ---------------------------------------------------------------------------------- CSV input
@@ -270,12 +327,23 @@ def evaluate_models(
 _BOOLEANS = {"true": True, "false": False}
 #: Target cells that mean "no label" (compared in lower case), as pandas reads them.
 _MISSING_LABELS = frozenset(("nan", "na", "n/a", "<na>", "nat", "null", "none", "?"))
-#: The largest magnitude of a feature value read from a CSV file: its square, 1e300, is the
-#: most that NR-RLS's statistics accept (river_nrrls._checks.STATISTICS_LIMIT).
-_MAX_MAGNITUDE = 1e150
+#: The largest magnitude of a feature value read from a CSV file: its square is the most that
+#: NR-RLS's statistics accept (river_nrrls._checks.STATISTICS_LIMIT).
+_MAX_MAGNITUDE = VALUE_LIMIT
 #: A classification target with more distinct values than this (and than half the rows) is
 #: taken for a continuous one and refused.
 _MAX_CLASSES = 100
+#: The most characters of one record of a CSV file (a line, or the lines that a quoted field
+#: spans): lines are read with this limit before the csv module sees them, so that a file
+#: without line breaks (``/dev/zero`` behind a link, a gzip bomb) costs this much at most.
+MAX_RECORD_CHARS = 8 * 2**20
+#: The most columns of a CSV file.
+MAX_COLUMNS = 100_000
+#: The most distinct labels of a CSV file's target, and the most characters they hold together.
+MAX_LABELS = 1_000
+MAX_LABEL_CHARS = 2**20
+#: ``--shuffle`` of a CSV file shuffles in a buffer of about this many cells (rows x features).
+SHUFFLE_CELLS = 10**6
 
 
 def _label(cell: str) -> typing.Hashable:
@@ -283,13 +351,105 @@ def _label(cell: str) -> typing.Hashable:
 
 
 def _open_text(path: str) -> typing.TextIO:
+    """``path`` as text (``.gz``: decompressed), once it is known to be a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    except ValueError as error:  # a NUL byte in the path
+        raise UsageError(f"cannot read {path!r}: {error}") from None
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"{path} is a directory, not a CSV file")
+    if not stat.S_ISREG(mode):
+        raise UsageError(
+            f"{path} is not a regular file (a device, a pipe or a socket): evaluate reads a CSV "
+            "file twice (its rows are checked and its labels counted before the models run)"
+        )
     if path.endswith(".gz"):
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
     return open(path, encoding="utf-8-sig", newline="")
 
 
-def read_csv(path: str, target: str, limit: int | None = None) -> tuple[list[Sample], int]:
-    """Read a CSV file with a header row: ``(x, y)`` pairs in file order and the feature count.
+class _Lines:
+    """The lines of a text file for ``csv.reader``, each record at most `MAX_RECORD_CHARS`
+    characters long: a line is read with a limit, never whole, and `new_record` starts the
+    count of the next record (which a quoted field may spread over several lines)."""
+
+    def __init__(self, file: typing.TextIO, path: str):
+        self.file = file
+        self.path = path
+        self.record_chars = 0
+        self.line_number = 0
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        room = MAX_RECORD_CHARS - self.record_chars
+        line = self.file.readline(room + 1)
+        if not line:
+            raise StopIteration
+        self.line_number += 1
+        self.record_chars += len(line)
+        if self.record_chars > MAX_RECORD_CHARS:
+            raise UsageError(
+                f"{self.path}: line {self.line_number} is too long: a record (a line, or the "
+                f"lines of a quoted field) of more than {MAX_RECORD_CHARS:,} characters; "
+                "is it a CSV file?"
+            )
+        return line
+
+    def new_record(self) -> None:
+        self.record_chars = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """The columns of a CSV file, from its header."""
+
+    header: list[str]
+    features: list[tuple[int, str]]  # (position, name) of the feature columns
+    target_column: int
+
+
+def _csv_samples(path: str, target: str, limit: int | None) -> typing.Iterator[Sample | _Layout]:
+    """One read of a CSV file: its `_Layout`, then its samples in file order (at most
+    ``limit``). Every problem, the file's and the rows', raises `UsageError`."""
+    reader = None
+    try:
+        with _open_text(path) as file:
+            lines = _Lines(file, path)
+            reader = csv.reader(lines)
+            header = [name.strip() for name in next(reader, [])]
+            lines.new_record()
+            features = _check_header(path, header, target)
+            layout = _Layout(header, features, header.index(target))
+            yield layout
+            data_row = 0
+            for row in reader:
+                lines.new_record()
+                if not row:
+                    continue
+                if limit is not None and data_row >= limit:
+                    break
+                data_row += 1
+                where = f"{path}: data row {data_row} (line {reader.line_num})"
+                yield _parse_row(row, header, features, layout.target_column, where)
+    except OSError as error:  # gzip.BadGzipFile included
+        if isinstance(error, gzip.BadGzipFile):
+            raise UsageError(f"{path} is not a valid gzip file: {error}") from None
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text") from None
+    except (EOFError, zlib.error) as error:
+        raise UsageError(f"{path} is not a valid gzip file: {error}") from None
+    except csv.Error as error:
+        line = reader.line_num if reader is not None else 0
+        raise UsageError(f"{path}: line {line}: {error}") from None
+
+
+class CsvStream:
+    """The samples of a CSV file with a header row, streamed: no row is kept in memory.
 
     Every column but ``target`` is a numeric feature (cells are stripped of surrounding spaces;
     an empty cell is a missing value, left out of ``x``). The target's cells are the labels as
@@ -297,49 +457,97 @@ def read_csv(path: str, target: str, limit: int | None = None) -> tuple[list[Sam
     lines are skipped. A ``.gz`` file is decompressed. Any problem raises `UsageError`
     naming the data row (1-based, header excluded), its line in the file and the column.
 
+    Creating the stream reads the file once: every row is checked (so that a bad row is
+    reported before any model runs) and the labels are counted (`labels`, in first-seen order:
+    what a binary-only model needs to know). Each iteration then reads the file again, in file
+    order. Memory stays bounded whatever the file: a record (a line, or the lines of a quoted
+    field) is read with a limit of `MAX_RECORD_CHARS` characters, a cell with csv's field limit,
+    and at most `MAX_COLUMNS` columns and `MAX_LABELS` distinct labels are accepted. The file
+    must be a regular file (``.gz`` or not), not a pipe or a device, since it is read twice.
+
+    Parameters
+    ----------
+    path
+        The file (``.gz``: gzip-compressed).
+    target
+        The label column.
+    limit
+        Read only the first ``limit`` data rows.
+
     """
-    samples: list[Sample] = []
-    try:
-        with _open_text(path) as file:
-            reader = csv.reader(file)
-            header = [name.strip() for name in next(reader, [])]
-            features = _check_header(path, header, target)
-            target_column = header.index(target)
-            data_row = 0
-            for row in reader:
-                if not row:
-                    continue
-                if limit is not None and data_row >= limit:
-                    break
-                data_row += 1
-                where = f"{path}: data row {data_row} (line {reader.line_num})"
-                samples.append(_parse_row(row, header, features, target_column, where))
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text") from None
-    except (EOFError, zlib.error) as error:
-        raise UsageError(f"{path} is not a valid gzip file: {error}") from None
-    except csv.Error as error:
-        raise UsageError(f"{path}: line {reader.line_num}: {error}") from None
-    if not samples:
+
+    def __init__(self, path: str, target: str, limit: int | None = None):
+        self.path = path
+        self.target = target
+        self.limit = limit
+        samples = _csv_samples(path, target, limit)
+        layout = next(samples)
+        self.n_features = len(layout.features)
+        self.labels: collections.Counter = collections.Counter()
+        label_chars = 0
+        for _, y in samples:
+            if y not in self.labels:
+                label_chars += len(y) if isinstance(y, str) else 1
+                if len(self.labels) >= MAX_LABELS or label_chars > MAX_LABEL_CHARS:
+                    raise UsageError(
+                        f"{path}: the target {target!r} has over {len(self.labels):,} distinct "
+                        "values (or labels too long together): a continuous target? "
+                        f"evaluate needs class labels (at most {MAX_LABELS:,})"
+                    )
+            self.labels[y] += 1
+        self.n_samples = sum(self.labels.values())
+        if not self.n_samples:
+            raise UsageError(f"{path} has no data rows")
+
+    def __iter__(self) -> typing.Iterator[Sample]:
+        samples = _csv_samples(self.path, self.target, self.limit)
+        next(samples)  # the layout
+        return typing.cast(typing.Iterator[Sample], samples)
+
+
+def read_csv(path: str, target: str, limit: int | None = None) -> tuple[list[Sample], int]:
+    """Read a CSV file with a header row into memory: ``(x, y)`` pairs in file order and the
+    feature count.
+
+    The file is read as `CsvStream` reads it (same rules, same errors), but once and into a
+    list; the ``evaluate`` command streams it instead.
+
+    """
+    samples = _csv_samples(path, target, limit)
+    layout = typing.cast(_Layout, next(samples))
+    rows = typing.cast(list[Sample], list(samples))
+    if not rows:
         raise UsageError(f"{path} has no data rows")
-    return samples, len(features)
+    return rows, len(layout.features)
 
 
 def _check_header(path: str, header: list[str], target: str) -> list[tuple[int, str]]:
-    """``(position, name)`` of the feature columns, after checking the header."""
+    """``(position, name)`` of the feature columns, after checking the header (in time linear
+    in the number of columns)."""
     if not header:
         raise UsageError(f"{path} is empty (a header row is expected)")
-    if "" in header:
+    if len(header) > MAX_COLUMNS:
         raise UsageError(
-            f"{path}: column {header.index('') + 1} of the header has no name "
+            f"{path}: the header has {len(header):,} columns, more than the {MAX_COLUMNS:,} "
+            "that evaluate accepts"
+        )
+    unnamed = next((j for j, name in enumerate(header) if not name), None)
+    if unnamed is not None:
+        raise UsageError(
+            f"{path}: column {unnamed + 1} of the header has no name "
             "(an index column? every column but the target must be a named feature)"
         )
-    duplicated = sorted({name for name in header if header.count(name) > 1})
-    if duplicated:
-        raise UsageError(f"{path}: the header repeats the column(s) {', '.join(duplicated)}")
-    if target not in header:
+    seen: set[str] = set()
+    repeated: dict[str, None] = {}
+    for name in header:
+        if name in seen:
+            repeated[name] = None
+        seen.add(name)
+    if repeated:
+        names = sorted(repeated)
+        shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+        raise UsageError(f"{path}: the header repeats the column(s) {shown}")
+    if target not in seen:
         shown = ", ".join(header[:20]) + (", ..." if len(header) > 20 else "")
         raise UsageError(f"{path}: no target column {target!r} in the header ({shown})")
     features = [(j, name) for j, name in enumerate(header) if name != target]
@@ -369,7 +577,9 @@ def _parse_row(
         try:
             number = float(cell)
         except ValueError:
-            raise UsageError(f"{where}, column {name!r}: non-numeric value {cell!r}") from None
+            raise UsageError(
+                f"{where}, column {name!r}: non-numeric value {short_repr(cell)}"
+            ) from None
         try:
             x[name] = check_value(name, number)
         except ValueError as error:  # NaN and infinities
@@ -446,7 +656,8 @@ The bundled data sets are already min-max scaled to [0, 1], so every model gets 
 as they are; in particular 'lr' is a plain LogisticRegression, not a StandardScaler pipeline.
 The features of a --csv file are NOT scaled: add --scale to put a river
 preprocessing.MinMaxScaler() (online, per feature) in front of every model.
-A --csv file is read into memory before the models run, one after the other."""
+A --csv file is streamed: it is read once to check every row and count the labels, then
+once more while all the models learn it together, sample by sample; no row is kept in memory."""
 
 
 def _model_list(text: str) -> list[str]:
@@ -477,7 +688,8 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         help=(
             "a CSV file with a header row (or .csv.gz) to evaluate on instead, rows in file "
             "order: every column but --target is a numeric feature (an empty cell is a missing "
-            "value); the features are NOT scaled (see --scale)"
+            "value); the features are NOT scaled (see --scale). A regular file, streamed: "
+            "read once to check it, once more for the models"
         ),
     )
     parser.add_argument(
@@ -518,7 +730,8 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=(
             "shuffle the samples (with --seed) before the stream starts; default: on for the "
-            "bundled data sets, several of which are stored sorted by class, off for --csv"
+            "bundled data sets, several of which are stored sorted by class, off for --csv "
+            "(shuffled with river's stream.shuffle in a buffer of about a million cells)"
         ),
     )
     parser.add_argument(
@@ -538,58 +751,106 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_classes(path: str, target: str, samples: list[Sample]) -> None:
+def _check_classes(path: str, target: str, labels: collections.Counter) -> None:
     """Refuse a target that looks continuous: one class per row is no classification."""
-    n_classes = len({y for _, y in samples})
-    if n_classes > _MAX_CLASSES and n_classes > len(samples) / 2:
+    n_classes, n_rows = len(labels), sum(labels.values())
+    if n_classes > _MAX_CLASSES and n_classes > n_rows / 2:
         raise UsageError(
-            f"{path}: the target {target!r} has {n_classes} distinct values in {len(samples)} "
+            f"{path}: the target {target!r} has {n_classes} distinct values in {n_rows} "
             "rows: a continuous target? evaluate needs class labels (at most "
             f"{_MAX_CLASSES} distinct values, or at most one per two rows)"
         )
 
 
-def _load_samples(args: argparse.Namespace) -> tuple[str, list[Sample], int]:
-    """Caption, samples and feature count of the data the user asked for."""
+class _Source(typing.NamedTuple):
+    """The data the user asked for: its caption, samples (a list, or a `CsvStream`), number
+    of samples and of features, and label counts (``None``: `evaluate_models` counts them)."""
+
+    caption: str
+    samples: typing.Iterable[Sample]
+    n_samples: int
+    n_features: int
+    labels: collections.Counter | None
+
+
+def _load_samples(args: argparse.Namespace) -> _Source:
+    """The data the user asked for."""
     if args.target is not None and args.csv is None:
         raise UsageError("--target needs --csv")
     if args.csv is not None:
         if args.target is None:
             raise UsageError("--csv needs --target COLUMN (the label column)")
-        samples, n_features = read_csv(args.csv, args.target, args.limit)
-        _check_classes(args.csv, args.target, samples)
+        csv_stream = CsvStream(args.csv, args.target, args.limit)
+        _check_classes(args.csv, args.target, csv_stream.labels)
+        samples: typing.Iterable[Sample] = csv_stream
+        caption = args.csv
         if args.shuffle:
-            random.Random(args.seed).shuffle(samples)
-        return args.csv, samples, n_features
+            buffer = max(1, min(csv_stream.n_samples, SHUFFLE_CELLS // csv_stream.n_features))
+            samples = _Reiterable(
+                lambda: stream.shuffle(iter(csv_stream), buffer_size=buffer, seed=args.seed)
+            )
+            caption += f" (shuffled in a buffer of {buffer:,} rows, seed {args.seed})"
+        return _Source(
+            caption, samples, csv_stream.n_samples, csv_stream.n_features, csv_stream.labels
+        )
     name = args.dataset if args.dataset is not None else DEFAULT_DATASET
     try:
         dataset = datasets.load(name)
     except KeyError:
         known = ", ".join(n.lower() for n in datasets.NAMES)
         raise UsageError(f"unknown data set {name!r}; choose from {known}") from None
-    samples = list(dataset)
+    rows = list(dataset)
     caption = type(dataset).__name__
     if args.shuffle is not False:
-        random.Random(args.seed).shuffle(samples)
+        random.Random(args.seed).shuffle(rows)
         caption += f" (shuffled, seed {args.seed})"
-    return caption, samples[: args.limit], dataset.n_features
+    rows = rows[: args.limit]
+    return _Source(caption, rows, len(rows), dataset.n_features, None)
+
+
+class _Reiterable:
+    """An iterable whose every iteration calls ``start()`` for a fresh iterator."""
+
+    def __init__(self, start: typing.Callable[[], typing.Iterator[Sample]]):
+        self.start = start
+
+    def __iter__(self) -> typing.Iterator[Sample]:
+        return self.start()
+
+
+def _where(error: BaseException) -> str:
+    """The notes `evaluate_models` adds to an error (the model and the sample), in brackets."""
+    notes = getattr(error, "__notes__", None)
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
-    caption, samples, n_features = _load_samples(args)
+    source = _load_samples(args)
     show_progress = args.progress
     if show_progress is None:
         show_progress = sys.stderr is not None and sys.stderr.isatty()
     try:
         results = evaluate_models(
-            samples, args.models, scale=args.scale, progress=sys.stderr if show_progress else None
+            source.samples,
+            args.models,
+            scale=args.scale,
+            progress=sys.stderr if show_progress else None,
+            labels=source.labels,
         )
     except ValueError as error:  # a model refused the data (values too large together, ...)
-        raise UsageError(f"{caption}: a model refused the data: {error}") from None
+        raise UsageError(
+            f"{source.caption}: a model refused the data{_where(error)}: {error}"
+        ) from None
+    except MemoryError as error:
+        raise UsageError(
+            f"{source.caption}: out of memory{_where(error)}: {source.n_features:,} features "
+            "may be too many for a model (NR-RLS keeps a features x features matrix); try "
+            "--models without it, or fewer columns"
+        ) from None
     if args.format != "csv":
         scaled = ", features min-max scaled" if args.scale else ""
         print(
-            f"{caption}: {len(samples)} samples, {n_features} features "
+            f"{source.caption}: {source.n_samples} samples, {source.n_features} features "
             f"(progressive validation{scaled})"
         )
     print(format_table(results, args.format))

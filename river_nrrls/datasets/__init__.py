@@ -13,11 +13,12 @@ the repository's ``data/`` folder). The preprocessing is the same for every data
   becomes 0);
 - the label is a ``bool``, ``True`` for the MINORITY class.
 
-Iterating a data set yields ``(x, y)`` with ``x`` a ``dict[str, float]`` and ``y`` a ``bool``,
-always in the file's order, which is the source's: several files are sorted or grouped by class
-(Sonar lists its 97 positives, then its 111 negatives), which flatters or hurts a progressive
-validation. Every data set's **Order** note says how its file is ordered; shuffle the stream
-first, e.g. with river's ``stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)``.
+Iterating a data set yields ``(x, y)`` with ``x`` a dict of ``{feature name: float}`` and ``y`` a
+``bool`` (typed as river's streams: the keys as river's ``FeatureName``), always in the file's
+order, which is the source's: several files are sorted or grouped by class (Sonar lists its 97
+positives, then its 111 negatives), which flatters or hurts a progressive validation. Every data
+set's **Order** note says how its file is ordered; shuffle the stream first, e.g. with river's
+``stream.shuffle(dataset, buffer_size=dataset.n_samples, seed=42)``.
 
 The registry `NAMES`, `load`, `PAPER_TABLE_NUMBER`, `PAPER_GMEAN` and
 `PAPER_TABLE3` serve command-line tools and benchmarks.

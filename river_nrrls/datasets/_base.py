@@ -9,6 +9,7 @@ import pathlib
 import typing
 from collections.abc import Iterator
 
+from river.base.typing import FeatureName
 from river.datasets import base
 
 __all__ = ["KeelDataset", "DIRECTORY"]
@@ -26,8 +27,11 @@ class KeelDataset(base.FileDataset):
     repository's ``data/prepare.py``:
     a header with the feature names then ``label``, one row per sample, every feature already
     scaled to [0, 1] and the label written as ``True`` (minority class) or ``False``. Iterating
-    yields ``(x, y)`` pairs with ``x`` a ``dict[str, float]`` in header order and ``y`` a
-    ``bool``, in file order, so that every pass over a data set is identical.
+    yields ``(x, y)`` pairs with ``x`` a dict of ``{feature name: float}`` in header order and
+    ``y`` a ``bool``, in file order, so that every pass over a data set is identical. The
+    annotation is ``dict[FeatureName, float]`` (river's ``FeatureName`` is ``Hashable``), so that
+    a data set fits river's stream types (``dict[FeatureName, Any]``) under a type checker:
+    ``dict`` is invariant in its keys, and a ``dict[str, float]`` would not.
 
     Subclasses describe their data set with the class attributes below.
 
@@ -96,7 +100,7 @@ class KeelDataset(base.FileDataset):
             raise ValueError(f"{self.path}: the last column is {header[-1]!r}, not 'label'")
         return tuple(header[:-1])
 
-    def __iter__(self) -> Iterator[tuple[dict[str, float], bool]]:
+    def __iter__(self) -> Iterator[tuple[dict[FeatureName, float], bool]]:
         names = self.feature_names
         with gzip.open(self.path, "rt", encoding="utf-8", newline="") as f:
             reader = csv.reader(f)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import random
 import typing
+from collections.abc import Iterator
 
+from river.base.typing import FeatureName
 from river.datasets import base
 
 __all__ = ["AGRAWAL_RANGES", "Imbalanced", "scale_agrawal"]
@@ -83,7 +85,7 @@ class Imbalanced(base.SyntheticDataset):
         self.pos_rate = pos_rate
         self.seed = seed
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[dict[FeatureName, typing.Any], bool]]:
         rng = random.Random(self.seed)
         wanted = rng.random() < self.pos_rate  # the label of the next output sample
         for x, y in self.dataset:
