@@ -164,6 +164,7 @@ class ProgressBar:
         self.width = width
 
     def update(self, done: int) -> None:
+        """Redraw the bar at ``done`` of ``total`` steps (nothing without a stream)."""
         if self.stream is None:
             return
         fraction = done / self.total if self.total else 1.0
@@ -173,6 +174,7 @@ class ProgressBar:
         self.stream.flush()
 
     def close(self) -> None:
+        """End the bar's line (nothing without a stream)."""
         if self.stream is not None:
             self.stream.write("\n")
             self.stream.flush()
