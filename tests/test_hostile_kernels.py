@@ -162,18 +162,22 @@ def test_keys_that_change_the_dict_being_encoded(where, mutation, call):
 @pytest.mark.parametrize("inner", ["predict_one", "learn_one"])
 def test_keys_that_re_enter_the_model(inner, outer):
     model = _warm_model()
-    other = _sample(4, extra=True)
-    Key.trap = lambda: (
-        model.learn_one(other, False) if inner == "learn_one" else model.predict_one(other)
-    )
-    x = _sample(3)
+    other, x = _sample(4, extra=True), _sample(3)
+    learned = []  # the samples whose learn_one returned, in that order
+
+    def step(call, sample, label):
+        if call == "learn_one":
+            model.learn_one(sample, label)
+            learned.append((_plain(sample), label))
+        else:
+            model.predict_one(sample)
+
+    Key.trap = lambda: step(inner, other, False)
     try:
-        model.learn_one(x, True) if outer == "learn_one" else model.predict_one(x)
+        step(outer, x, True)
     except REFUSALS:
-        pass  # a documented refusal of re-entry would do
+        pass  # a documented refusal of re-entry would do: the refused calls learned nothing
     assert Key.trap is None
-    learned = [(_plain(other), False)] if inner == "learn_one" else []
-    learned += [(_plain(x), True)] if outer == "learn_one" else []
     counts = _warm_model().n_samples
     for _, label in learned:
         counts[label] += 1.0
