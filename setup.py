@@ -35,10 +35,13 @@ def kernel_extensions() -> list:
         optional=True,
     )
     try:
-        return cythonize([extension], compiler_directives={"language_level": 3}, quiet=True)
+        extensions = cythonize([extension], compiler_directives={"language_level": 3}, quiet=True)
     except Exception as error:  # a Cython too old for the .pyx, for one: the Python paths
         print(f"river_nrrls: the compiled kernels are not built ({error})", file=sys.stderr)
         return []
+    for built in extensions:
+        built.optional = True  # cythonize's copies drop it: no compiler, no extension
+    return extensions
 
 
 if __name__ == "__main__":

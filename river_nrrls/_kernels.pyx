@@ -137,6 +137,17 @@ cdef int _check_pair(
     return 0
 
 
+cdef double *_scratch(double *small, Py_ssize_t small_size, Py_ssize_t size) except NULL:
+    """Room for ``size`` doubles: ``small`` (the caller's stack array of ``small_size``) when
+    it is enough, else a new block that the caller frees (PyMem_Free) when it is not small."""
+    if size <= small_size:
+        return small
+    cdef double *block = <double *>PyMem_Malloc(size * sizeof(double))
+    if block == NULL:
+        raise MemoryError()
+    return block
+
+
 # ----------------------------------------------------------------------------- the two-class solve
 
 
@@ -266,11 +277,7 @@ def outputs(cnp.ndarray weights not None, cnp.ndarray vector not None):
     if cnp.PyArray_DIMS(vector)[0] != width or n_classes > INT_MAX or width > INT_MAX:
         raise ValueError("outputs: inconsistent shapes")
     cdef double small[8]
-    cdef double *values = small
-    if n_classes > 8:
-        values = <double *>PyMem_Malloc(n_classes * sizeof(double))
-        if values == NULL:
-            raise MemoryError()
+    cdef double *values = _scratch(small, 8, n_classes)
     cdef int rows = <int>n_classes, columns = <int>width, one = 1
     cdef double alpha = 1.0, beta = 0.0
     cdef char plain = b"N"
@@ -448,11 +455,7 @@ def refill(
     if offset < 0 or offset > size:
         raise ValueError("refill: inconsistent columns")
     cdef double small[64]
-    cdef double *numbers = small
-    if n_keys > 64:
-        numbers = <double *>PyMem_Malloc(n_keys * sizeof(double))
-        if numbers == NULL:
-            raise MemoryError()
+    cdef double *numbers = _scratch(small, 64, n_keys)
     cdef int verdict
     try:
         with cython.critical_section(x):

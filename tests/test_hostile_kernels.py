@@ -61,8 +61,9 @@ class Key:
 
 @pytest.fixture(autouse=True)
 def _disarmed():
+    Key.trap, Key.where = None, "eq"
     yield
-    Key.trap = None
+    Key.trap, Key.where = None, "eq"
 
 
 def _sample(i: int, extra: bool = False) -> dict:
@@ -302,13 +303,17 @@ def _two_threads_on_one_model(rows: list, steps: int) -> tuple[NRRLS, list]:
     return model, errors
 
 
-@pytest.mark.usefixtures("kernel_path")
-@pytest.mark.xfail(
-    strict=True,
-    reason="two threads on one model lose updates or fail mid-step (an AttributeError in "
-    "predict_one): the estimator needs a per-model lock, the lead's thin-estimator refactor",
-)
-def test_two_threads_on_one_model_lose_no_update():
+def test_two_threads_on_one_model_lose_no_update(kernel_path, request):  # noqa: F811
+    # Strict on the Python paths, where the race shows in every run within the budget; the
+    # compiled path runs fewer bytecodes a step and shows it in most runs only.
+    request.applymarker(
+        pytest.mark.xfail(
+            strict=kernel_path == "python",
+            reason="two threads on one model lose updates or fail mid-step (an AttributeError "
+            "in predict_one): the estimator needs a per-model lock, the lead's thin-estimator "
+            "refactor",
+        )
+    )
     rng = np.random.default_rng(1)
     rows = [{f"f{j}": float(v) for j, v in enumerate(row)} for row in rng.normal(size=(200, 5))]
     interval = sys.getswitchinterval()
@@ -321,6 +326,20 @@ def test_two_threads_on_one_model_lose_no_update():
             assert sum(model.n_samples.values()) == 2 * 1500
     finally:
         sys.setswitchinterval(interval)
+
+
+def _step_unless_refused(model, call: str, x: dict) -> bool:
+    """``model.learn_one(x, True)`` or ``model.predict_one(x)``; whether it learned. A refusal
+    or a prediction must leave the model as it was."""
+    before = pickle.dumps(model)
+    try:
+        model.learn_one(x, True) if call == "learn_one" else model.predict_one(x)
+    except REFUSALS:
+        assert pickle.dumps(model) == before
+        return False
+    if call == "predict_one":
+        assert pickle.dumps(model) == before
+    return call == "learn_one"
 
 
 class LyingDict(dict):
@@ -354,16 +373,8 @@ class CountingDict(dict):
 @pytest.mark.parametrize("call", ["predict_one", "learn_one"])
 def test_dict_subclasses(kind, call):
     model = _warm_model()
-    before = pickle.dumps(model)
     x = kind(_sample(3))
-    try:
-        model.learn_one(x, True) if call == "learn_one" else model.predict_one(x)
-    except REFUSALS:
-        assert pickle.dumps(model) == before
-        return
-    if call == "predict_one":
-        assert pickle.dumps(model) == before
-    else:  # learned what the dict holds, or what its views say
+    if _step_unless_refused(model, call, x):  # learned what the dict holds, or what its views say
         views = {key: value for key, value in x.items()}
         candidates = [dict(dict.items(x)), views]
         assert _learned_one_of(model, _warm_model, candidates, True)
@@ -394,19 +405,11 @@ class Loud(float):
 @pytest.mark.parametrize("value", [Loud(0.5), Loud(float("nan")), Loud(1e308)], ids=repr)
 def test_float_subclasses(value, call):
     model = _warm_model()
-    before = pickle.dumps(model)
     x = _sample(3)
     Loud.target = x
     x[Key("b")] = value
     snapshot = _plain(x)
-    try:
-        model.learn_one(x, True) if call == "learn_one" else model.predict_one(x)
-    except REFUSALS:
-        assert pickle.dumps(model) == before
-        return
-    if call == "predict_one":
-        assert pickle.dumps(model) == before
-    else:
+    if _step_unless_refused(model, call, x):
         candidates = [
             {k: float.__float__(v) if isinstance(v, float) else v for k, v in snapshot.items()},
             _plain(x),
