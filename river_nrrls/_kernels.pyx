@@ -233,6 +233,25 @@ def pair_weights(
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef void _pair_matrix(
+    const double *scatter_0, const double *scatter_1, Py_ssize_t capacity, Py_ssize_t first,
+    Py_ssize_t n, double w_0, double w_1, double l2, double *matrix,
+) noexcept nogil:
+    """M's upper triangle into ``matrix`` (n x n, column-major). Indices: i <= j < n and
+    first + i <= first + j < dim <= capacity, inside each (capacity, capacity) scatter."""
+    cdef Py_ssize_t j, i
+    cdef const double *column_0
+    cdef const double *column_1
+    cdef double *target
+    for j in range(n):
+        column_0 = scatter_0 + (first + j) * capacity + first
+        column_1 = scatter_1 + (first + j) * capacity + first
+        target = matrix + j * n
+        for i in range(j + 1):  # M = w_0 A^0 + w_1 A^1 (upper triangle)
+            target[i] = w_0 * column_0[i] + w_1 * column_1[i]
+        target[j] += l2  # + b I
+
+
 def pair_matrix(
     cnp.ndarray scatters not None, Py_ssize_t dim, Py_ssize_t first, double w_0, double w_1,
     double l2, cnp.ndarray out not None,
@@ -244,20 +263,10 @@ def pair_matrix(
     array of ``dim - first`` columns (its lower triangle is left as it was).
     """
     _check_pair(scatters, out, dim - first, dim - first, dim, first)
-    cdef Py_ssize_t capacity = cnp.PyArray_DIMS(scatters)[0], n = dim - first, j, i
+    cdef Py_ssize_t capacity = cnp.PyArray_DIMS(scatters)[0]
     cdef const double *scatter_0 = <const double *>cnp.PyArray_DATA(scatters)
-    cdef const double *scatter_1 = scatter_0 + capacity * capacity
-    cdef double *matrix = <double *>cnp.PyArray_DATA(out)
-    cdef const double *column_0
-    cdef const double *column_1
-    cdef double *target
-    for j in range(n):  # first + i <= first + j < dim <= capacity; i <= j < n
-        column_0 = scatter_0 + (first + j) * capacity + first
-        column_1 = scatter_1 + (first + j) * capacity + first
-        target = matrix + j * n
-        for i in range(j + 1):  # M = w_0 A^0 + w_1 A^1 (upper triangle)
-            target[i] = w_0 * column_0[i] + w_1 * column_1[i]
-        target[j] += l2  # + b I
+    _pair_matrix(scatter_0, scatter_0 + capacity * capacity, capacity, first, dim - first, w_0,
+                 w_1, l2, <double *>cnp.PyArray_DATA(out))
 
 
 # ----------------------------------------------------------------------------- outputs, rank one
