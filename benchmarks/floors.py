@@ -31,6 +31,7 @@ from pathlib import Path
 import overhead
 from overhead import _PRECISIONS, _best_us, _prequential, publish
 from speed import make_stream, table
+from threadpoolctl import threadpool_limits
 
 RESULTS = Path(__file__).parent / "results" / "floors.md"
 
@@ -127,7 +128,6 @@ def narrow_floor(repeats: int = 7) -> list:
     from river import linear_model
 
     from river_nrrls import NRRLS
-    from river_nrrls._solver import SystemSolver
 
     rows, labels = make_stream(1400, 22, seed=22)
     python = "NRRLS on its Python paths (kernels off)"
@@ -142,7 +142,7 @@ def narrow_floor(repeats: int = 7) -> list:
             model.learn_one(x, y)
     predictions = {}
     best = dict.fromkeys(models, float("inf"))
-    with SystemSolver.blas_threads(10**9):
+    with threadpool_limits(limits=1, user_api="blas"):
         for _ in range(repeats):
             for name, model in models.items():
                 run = copy.deepcopy(model)
@@ -168,7 +168,6 @@ def wide_floor(repeats: int = 3) -> list:
     from river import linear_model
 
     from river_nrrls import NRRLS
-    from river_nrrls._solver import SystemSolver
 
     rows, labels = make_stream(1024 + 600, 512, seed=512)
     model, lr = NRRLS(), linear_model.LogisticRegression()
@@ -181,7 +180,7 @@ def wide_floor(repeats: int = 3) -> list:
     iterations = counters["iterations"] / max(1, counters["stale"])
     kernels = _Kernels(run, iterations)
     best = {"NRRLS": float("inf"), "kernels": float("inf"), "LR": float("inf")}
-    with SystemSolver.blas_threads(10**9):
+    with threadpool_limits(limits=1, user_api="blas"):
         for _ in range(repeats):
             for name in best:
                 if name == "NRRLS":

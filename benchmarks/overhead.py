@@ -5,7 +5,8 @@ Run:  python benchmarks/overhead.py            (seconds; writes benchmarks/resul
       python benchmarks/overhead.py --quick    (fewer repeats, prints only: a smoke test)
 
 Three measurements behind the cost model of the speed guide, with the default BLAS threading
-of the process (one thread is forced where said, by the solver's own thread-local setter):
+of the process (one thread is forced where said, with threadpoolctl's ``threadpool_limits(1)``;
+in 2, with the context the solver itself uses, ``river_nrrls._threads.one_blas_thread``):
 
 1. The parts of a two-class step at d = 22 (one BLAS thread): a whole solve of the weights,
    the LAPACK call at its heart alone, ``predict_one`` including that solve, ``learn_one``, and
@@ -38,6 +39,7 @@ import timeit
 from pathlib import Path
 
 from speed import make_stream, table, uniform_classes_stream
+from threadpoolctl import threadpool_limits
 
 RESULTS = Path(__file__).parent / "results" / "overhead.md"
 
@@ -91,27 +93,27 @@ def narrow_step() -> list:
         "learn_one": lambda: model.learn_one(x, y),
         "river LogisticRegression, predict_one + learn_one": lr_step,
     }
-    with solver.blas_threads(10**9):  # one BLAS thread
+    with threadpool_limits(limits=1, user_api="blas"):  # one BLAS thread
         return [[name, f"{_best_us(call, 2000):.1f}"] for name, call in parts.items()]
 
 
 def rank_one_threads() -> list:
     import numpy as np
 
-    from river_nrrls._solver import SystemSolver
+    from river_nrrls._threads import one_blas_thread
 
     out = []
     for d in (150, 512):
         model, rows, _ = _warmed(d, 2 * d, seed=d)
         stats = copy.deepcopy(model._stats)
-        vector, _ = model._index.dense_one(rows[0], grow=False)
+        vector = model._index.dense_one(rows[0], grow=False).vector
         vector = np.array(vector)
 
         def threaded(stats=stats, vector=vector):
             stats.update_one(0, vector, 1.0)
 
         def one_thread(stats=stats, vector=vector):
-            with SystemSolver.blas_threads(stats.dim):
+            with one_blas_thread(stats.dim):
                 stats.update_one(0, vector, 1.0)
 
         out.append([d, f"{_best_us(threaded, 500):.1f}", f"{_best_us(one_thread, 500):.1f}"])
@@ -121,7 +123,7 @@ def rank_one_threads() -> list:
 def _prequential(model, rows, labels) -> tuple:
     """us per predict + learn step of a copy of ``model`` on one BLAS thread, and the copy."""
     run = copy.deepcopy(model)
-    with run._solver.blas_threads(10**9):
+    with threadpool_limits(limits=1, user_api="blas"):
         start = time.perf_counter()
         for x, y in zip(rows, labels):
             run.predict_one(x)
@@ -162,7 +164,7 @@ def precision_kernels(widths=(128, 160, 192, 224, 256, 512)) -> list:
     from river_nrrls import _solver
 
     out = []
-    with _solver.SystemSolver.blas_threads(10**9):
+    with threadpool_limits(limits=1, user_api="blas"):
         for d in widths:
             rng = np.random.default_rng(d)
             samples = rng.random((2 * d, d))

@@ -42,8 +42,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from river_nrrls.benchmark import blas_environment
+import threadpoolctl
 
 RESULTS = Path(__file__).parent / "results" / "scale.md"
 N_FEATURES = 22
@@ -112,11 +111,15 @@ def _cpu_seconds() -> float:
 
 
 def _blas_threads() -> int | None:
-    try:
-        import threadpoolctl
-    except ImportError:
-        return None
     return max((pool["num_threads"] for pool in threadpoolctl.threadpool_info()), default=None)
+
+
+def _limit_blas_threads(threads: int | None) -> None:
+    """A worker's start: BLAS on ``threads`` threads for the process's life (None: as is)."""
+    if threads is not None:
+        import scipy.linalg  # noqa: F401  (loads scipy's BLAS too, so that the limit holds it)
+
+        threadpoolctl.threadpool_limits(threads)
 
 
 def run_learn_one(path: Path, n_rows: int, repeats: int) -> dict:
@@ -166,10 +169,12 @@ def in_fresh_process(function, *args, blas_threads: int | None = None):
     """``function(*args)`` in a new (spawned) process: its memory figures are its own, and its
     BLAS library starts with ``blas_threads`` threads (None: the environment's setting)."""
     context = multiprocessing.get_context("spawn")
-    with (
-        blas_environment(blas_threads),
-        concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context) as pool,
-    ):
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=context,
+        initializer=_limit_blas_threads,
+        initargs=(blas_threads,),
+    ) as pool:
         return pool.submit(function, *args).result()
 
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import typing
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
+    "SMALLEST_WEIGHT",
     "STATISTICS_LIMIT",
+    "VALUE_LIMIT",
     "as_label",
     "check_label",
     "check_labels",
@@ -31,6 +34,11 @@ __all__ = [
 #: the float overflow at 1.8e308, so the statistics and the solves stay finite; a single value
 #: beyond 1e150 (whose square is 1e300) is refused.
 STATISTICS_LIMIT = 1e300
+#: The largest magnitude of a single value: its square is `STATISTICS_LIMIT`.
+VALUE_LIMIT = math.sqrt(STATISTICS_LIMIT)
+#: The smallest positive sample weight (the smallest normal float): a class mass below it has no
+#: finite 1/n (1/n overflows below about 5.6e-309).
+SMALLEST_WEIGHT = sys.float_info.min
 
 
 def short_repr(value: typing.Any, limit: int = 60) -> str:

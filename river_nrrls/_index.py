@@ -17,10 +17,12 @@ feature gets does not depend on the order of the keys of ``x``.
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import itertools
 import math
 import numbers
+import operator
 import typing
 
 import numpy as np
@@ -31,6 +33,7 @@ from ._checks import short_repr
 from ._frames import as_frame
 
 __all__ = [
+    "DenseSample",
     "FeatureIndex",
     "check_value",
     "is_missing_value",
@@ -214,7 +217,69 @@ def _object_column(name: typing.Hashable, column: pd.Series) -> np.ndarray:
     return values
 
 
+class DenseSample(typing.NamedTuple):
+    """A feature dict as `FeatureIndex.dense_one` encodes it."""
+
+    vector: np.ndarray  # read-only, ``size + len(new)`` entries
+    new: list  # features not in the index yet, in the order of their provisional columns
+    support: np.ndarray | None  # columns that may be non-zero, reserved first (when asked for)
+
+
+@dataclasses.dataclass(slots=True)
+class _Layout:
+    """Where a sample's values go: its feature columns and, once asked for, its support."""
+
+    columns: list | np.ndarray
+    support: np.ndarray | None = None
+
+
+@dataclasses.dataclass(slots=True)
+class _Remembered:
+    """The last sample `FeatureIndex.dense_one` encoded with every feature known and present:
+    river's prequential loop encodes every sample twice (``predict_one``, then ``learn_one``)."""
+
+    keys: tuple
+    values: tuple | None  # None: the compiled refill built the vector (no tuple kept)
+    size: int  # the index's size then (a grown index encodes afresh)
+    vector: np.ndarray
+    layout: _Layout
+    placement: slice | np.ndarray  # the columns, or the slice they span
+
+
+class SparseSample(typing.NamedTuple):
+    """A sample as `FeatureIndex.encode_sparse` remembers it: read-only columns and values."""
+
+    columns: np.ndarray
+    numbers: np.ndarray
+    new: tuple  # new features (their provisional columns are in ``columns``)
+
+
+class _SparseMemo(typing.NamedTuple):
+    """The last sample `FeatureIndex.encode_sparse` encoded, to recognise it at the next call."""
+
+    size: int  # the index's size then
+    keys: tuple
+    values: tuple
+    zeros: tuple  # positions of zero values (a zero must be the very same object: -0.0 == 0.0)
+    grown: SparseSample  # with the provisional columns of its new features (grow=True)
+    known: SparseSample  # without them (grow=False)
+
+
+# A record without the NamedTuple's Python-level __new__ (a third of its cost, per sample)
+_new_sample = tuple.__new__
+
+_PLAIN_KEYS = frozenset((str, int))
+
+
+def _same_keys(keys: tuple, known: tuple) -> bool:
+    """Whether keys found equal to remembered ones are the same features for a dict too: the
+    same objects, or exact ``str``/``int`` keys, whose equality implies an equal hash (a key
+    equal to another but hashing differently is another feature to a dict)."""
+    return _PLAIN_KEYS.issuperset(map(type, keys)) or all(map(operator.is_, keys, known))
+
+
 class FeatureIndex:
+
     """Feature name -> dense column, the shared dict <-> numpy mapping.
 
     Parameters
@@ -235,44 +300,28 @@ class FeatureIndex:
 
     """
 
-    _encoded: tuple | None = None  # the last cacheable encode_sparse (not pickled)
+    _encoded: _SparseMemo | None = None  # the last cacheable encode_sparse (not pickled)
 
     def __init__(self, offset: int = 0, fill: float = 0.0):
         self.offset = offset
         self.fill = fill
         self.position: dict[typing.Hashable, int] = {}
         self.features: list[typing.Hashable] = []
-        self._cache: tuple | None = None
-        # dense_one's last vector and its columns record [feature columns, support or None];
-        # a cache entry keeps its record, so samples with the same keys share one support.
-        self._last: tuple | None = None
+        self._cache: _Remembered | None = None  # dense_one's last reusable sample
         self._template: np.ndarray | None = None  # fill, then zeros: the start of a vector
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_cache"] = None
-        state["_last"] = None
         state["_template"] = None
         state.pop("_encoded", None)
+        state.pop("_last", None)  # a pickle of an earlier version
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.pop("_last", None)  # a pickle of an earlier version
         self.__dict__.update(state)
-        self.__dict__.setdefault("_template", None)  # a pickle of an earlier version
-
-    def support(self, vector: np.ndarray) -> np.ndarray | None:
-        """The columns that may be non-zero in ``vector`` (the reserved ones first), when it is
-        the vector `dense_one` returned last; ``None`` otherwise. No O(size) scan: a sparse
-        sample's k columns come from its encoding."""
-        last = self._last
-        if last is None or last[0] is not vector:
-            return None
-        record = last[1]
-        if record[1] is None:
-            record[1] = np.concatenate(
-                (np.arange(self.offset, dtype=np.intp), np.asarray(record[0], dtype=np.intp))
-            )
-        return record[1]
+        self.__dict__.setdefault("_template", None)
 
     def __len__(self) -> int:
         return len(self.features)
@@ -291,6 +340,17 @@ class FeatureIndex:
             if feature not in self.position:
                 self.position[feature] = self.offset + len(self.features)
                 self.features.append(feature)
+
+    def provisional(self, new: list) -> dict[typing.Hashable, int]:
+        """The columns that ``new`` features would get if added now, in that order."""
+        return dict(zip(new, range(self.size, self.size + len(new))))
+
+    def feature_at(self, column: int, new: typing.Sequence = ()) -> typing.Hashable:
+        """The feature of a dense column (>= ``offset``); columns beyond ``size`` are those of
+        the not yet added ``new`` features."""
+        j = column - self.offset
+        features = self.features
+        return features[j] if j < len(features) else new[j - len(features)]
 
     def encode_one(self, x: dict, grow: bool = True) -> tuple[list[int], np.ndarray, list]:
         """Validate ``x`` and return its columns, values and the new features.
@@ -317,7 +377,7 @@ class FeatureIndex:
             known = [i for i, column in enumerate(columns) if column >= 0]
             return [columns[i] for i in known], values[known], []
         new = sort_features(name for name, column in zip(clean, columns) if column < 0)
-        provisional = dict(zip(new, range(self.size, self.size + len(new))))
+        provisional = self.provisional(new)
         columns = [
             column if column >= 0 else provisional[name] for name, column in zip(clean, columns)
         ]
@@ -344,12 +404,12 @@ class FeatureIndex:
         last = self._encoded
         if (
             last is not None
-            and last[0] == self.size
-            and _same_sample(keys, values, last[1], last[2])
-            and all(values[i] is last[2][i] for i in last[3])
+            and last.size == self.size
+            and _same_sample(keys, values, last.keys, last.values)
+            and all(values[i] is last.values[i] for i in last.zeros)
         ):
-            columns, numbers, new = last[4] if grow else last[5]
-            return columns, numbers, list(new), True
+            encoding = last.grown if grow else last.known
+            return encoding.columns, encoding.numbers, list(encoding.new), True
         clean = validate_one(x)
         columns, numbers, new = self._encode_clean(clean, grow=True)
         columns = np.asarray(columns, dtype=np.intp)
@@ -363,65 +423,93 @@ class FeatureIndex:
         as_given = clean is x
         if as_given:  # only ints and floats, validated: reusable
             zeros = () if numbers.all() else tuple(np.flatnonzero(numbers == 0.0).tolist())
-            self._encoded = (
+            self._encoded = _SparseMemo(
                 self.size,
                 keys,
                 values,
                 zeros,
-                (columns, numbers, tuple(new)),
-                (known_columns, known_numbers, ()),
+                SparseSample(columns, numbers, tuple(new)),
+                SparseSample(known_columns, known_numbers, ()),
             )
         if grow:
             return columns, numbers, new, as_given
         return known_columns, known_numbers, [], as_given
 
-    def dense_one(self, x: dict, grow: bool = True) -> tuple[np.ndarray, list]:
-        """``x`` as a read-only dense vector of ``size + len(new)`` entries, and new features.
+    def dense_one(self, x: dict, grow: bool = True, with_support: bool = False) -> DenseSample:
+        """``x`` as a read-only dense vector of ``size + len(new)`` entries, with its new features
+        and (``with_support=True``) the columns where it may be non-zero.
 
-        The reserved columns hold ``fill``; with ``grow=False`` unknown features are dropped.
+        The reserved columns hold ``fill``; with ``grow=False`` unknown features are dropped. The
+        support comes from the encoding (no O(size) scan): the reserved columns, then the
+        sample's feature columns.
 
         """
         if x.__class__ is not dict and not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         cache = self._cache
-        if cache is not None and _native.refill is not None and cache[2] == self.size:
-            # One compiled call: x's keys are the cached ones and its values finite floats or
-            # ints (else None: the validation below): the cached vector if the values are the
-            # same, else a new one at the same columns.
-            vector = _native.refill(x, cache[0], cache[3], cache[4][0], self.offset, self.fill)
+        if cache is not None and cache.size == self.offset + len(self.features):
+            if _native.refill is not None:
+                # One compiled call: x's keys are the remembered ones and its values finite
+                # floats or ints (else None): the remembered vector if the values are the same,
+                # else a new one at the same columns.
+                layout = cache.layout
+                vector = _native.refill(
+                    x, cache.keys, cache.vector, layout.columns, self.offset, self.fill
+                )
+                if vector is not None and vector is not cache.vector:
+                    cache.vector, cache.values = vector, None  # no values tuple kept
+            else:
+                vector = self._reuse(x, cache)
             if vector is not None:
-                if vector is not cache[3]:
-                    self._cache = (cache[0], None, cache[2], vector, cache[4], cache[5])
-                self._last = (vector, cache[4])
-                return vector, []
-        keys = tuple(x)
-        if cache is not None and cache[0] == keys and cache[2] == self.size:
-            # Same features as last time: same columns. Finite real values (`_finite_reals`)
-            # equal to the cached ones: the same vector (a complex equal to a cached float is
-            # not real, and goes to the validation that refuses it).
-            values = tuple(x.values())
-            if _finite_reals(values):
-                if values == cache[1]:
-                    self._last = (cache[3], cache[4])
-                    return cache[3], []
-                vector = self._frozen_vector(self.size, cache[5], values, cache[4])
-                self._cache = (keys, values, cache[2], vector, cache[4], cache[5])
-                return vector, []
+                support = self._support(cache.layout) if with_support else None
+                return _new_sample(DenseSample, (vector, [], support))
         columns, numbers, new = self.encode_one(x, grow=grow)
         placement = _placement(columns)
-        record = [columns, None]
-        vector = self._frozen_vector(self.size + len(new), placement, numbers, record)
+        layout = _Layout(columns)
+        vector = self._frozen_vector(self.size + len(new), placement, numbers)
         if not new and len(columns) == len(x):  # every feature known and present: reusable
-            record[0] = np.asarray(columns, dtype=np.intp)
-            if not isinstance(placement, slice):
-                placement = record[0]  # an index array is faster than a list for numpy
-            self._cache = (keys, tuple(x.values()), self.size, vector, record, placement)
-        return vector, new
+            self._remember(tuple(x), tuple(x.values()), vector, layout, placement)
+        support = self._support(layout) if with_support else None
+        return _new_sample(DenseSample, (vector, new, support))
 
-    def _frozen_vector(self, size: int, placement, values, record: list) -> np.ndarray:
+    def _reuse(self, x: dict, cache: _Remembered) -> np.ndarray | None:
+        """The vector of ``x`` from the remembered sample's layout when ``x`` has its keys (the
+        same objects, or equal ``str``/``int`` keys, whose equality implies an equal hash) and
+        finite real values; None otherwise (then ``x`` is encoded and validated afresh). The
+        Python twin of the compiled ``refill``."""
+        keys = tuple(x)
+        if keys != cache.keys or not _same_keys(keys, cache.keys):
+            return None
+        # Finite real values (`_finite_reals`) equal to the remembered ones: the same vector (a
+        # complex equal to a remembered float is not real, and goes to the validation).
+        values = tuple(x.values())
+        if not _finite_reals(values):
+            return None
+        if values == cache.values:
+            return cache.vector
+        vector = self._frozen_vector(self.size, cache.placement, values)
+        cache.vector, cache.values = vector, values
+        return vector
+
+    def _remember(self, keys: tuple, values: tuple, vector, layout: _Layout, placement) -> None:
+        """Keep a sample whose features are all known and present, for `_reuse`."""
+        layout.columns = np.asarray(layout.columns, dtype=np.intp)
+        if not isinstance(placement, slice):
+            placement = layout.columns  # an index array is faster than a list for numpy
+        self._cache = _Remembered(keys, values, self.size, vector, layout, placement)
+
+    def _support(self, layout: _Layout) -> np.ndarray:
+        """The reserved columns, then the sample's feature columns (computed once per layout:
+        samples with the same keys share it)."""
+        if layout.support is None:
+            layout.support = np.concatenate(
+                (np.arange(self.offset, dtype=np.intp), np.asarray(layout.columns, dtype=np.intp))
+            )
+        return layout.support
+
+    def _frozen_vector(self, size: int, placement, values) -> np.ndarray:
         """A read-only vector of ``size`` entries: ``fill`` in the reserved columns, ``values``
-        at ``placement`` (the columns of ``record``, or the slice they span) and zeros
-        elsewhere."""
+        at ``placement`` (the sample's columns, or the slice they span) and zeros elsewhere."""
         offset = self.offset
         if placement.__class__ is slice and placement.start == offset and placement.stop == size:
             # Every column, in index order (a dense stream): one pass, no template copy.
@@ -435,7 +523,6 @@ class FeatureIndex:
             vector = template.copy()
             vector[placement] = values
         vector.flags.writeable = False
-        self._last = (vector, record)
         return vector
 
     def encode_many(self, X: typing.Any, grow: bool = True) -> tuple[np.ndarray, list]:
@@ -455,7 +542,7 @@ class FeatureIndex:
             new = sort_features(names[j] for j in unknown if observed[j])
         else:
             new = []
-        provisional = {name: self.size + i for i, name in enumerate(new)}
+        provisional = self.provisional(new)
         keep_columns, targets = [], []
         for j, name in enumerate(names):
             column = position.get(name, provisional.get(name))

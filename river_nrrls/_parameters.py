@@ -39,6 +39,31 @@ def _same(value: typing.Any, other: typing.Any) -> bool:
         return False
 
 
+class _Parameter:
+    """A constructor parameter as a data descriptor: read from the instance's ``__dict__``; an
+    assignment after construction is validated and takes effect (`LiveParameters`). Private
+    attributes are plain attributes: their writes cost nothing extra."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, instance: typing.Any, owner: type | None = None) -> typing.Any:
+        if instance is None:
+            return self
+        try:
+            return instance.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+    def __set__(self, instance: typing.Any, value: typing.Any) -> None:
+        if self.name in instance.__dict__:
+            instance._change_parameter(self.name, value)
+        else:  # the constructor's own assignment
+            instance.__dict__[self.name] = value
+
+
 class LiveParameters:
     """Mixin: setting a constructor parameter after construction is validated and takes effect.
 
@@ -56,19 +81,21 @@ class LiveParameters:
       features, an inverse built with the old value...): changing it after learning raises a
       ``ValueError`` that points to ``clone``.
 
-    River's ``mutate`` works on the same parameters (``_mutable_attributes``).
+    Every parameter of ``__init__`` becomes a data descriptor of the class (`_Parameter`), so
+    only parameter assignments go through this logic. River's ``mutate`` works on the same
+    parameters (``_mutable_attributes``).
 
     """
 
     _state_parameters: typing.ClassVar[frozenset[str]] = frozenset()
     _derived_attributes: typing.ClassVar[tuple[str, ...]] = ()
 
-    def __setattr__(self, name: str, value: typing.Any) -> None:
-        # Private attributes (the hot path: caches, statistics) are never parameters.
-        if name[0] != "_" and name in self.__dict__ and name in parameter_names(type(self)):
-            self._change_parameter(name, value)
-        else:
-            object.__setattr__(self, name, value)
+    def __init_subclass__(cls, **kwargs: typing.Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in parameter_names(cls):
+            # (a base that is a LiveParameters already gave an inherited parameter its own)
+            if name[0] != "_" and not hasattr(cls, name):
+                setattr(cls, name, _Parameter(name))
 
     @property
     def _mutable_attributes(self) -> set[str]:
@@ -94,7 +121,8 @@ class LiveParameters:
             self.__dict__.update(trial.__dict__)
 
     def _has_learnt(self, parameters: dict[str, typing.Any]) -> bool:
-        """Whether the state differs from that of a fresh model with these parameters."""
+        """Whether the state differs from that of a fresh model with these parameters (a
+        subclass that knows its state says it more cheaply)."""
         try:
             return pickle.dumps(self) != pickle.dumps(type(self)(**parameters))
         except Exception:  # an unpicklable part: assume it has learnt
@@ -102,6 +130,6 @@ class LiveParameters:
 
     def _adopt(self, trial: typing.Any, name: str) -> None:
         """Take the new parameter and the private values derived from the parameters."""
-        object.__setattr__(self, name, trial.__dict__[name])
+        self.__dict__[name] = trial.__dict__[name]
         for attribute in self._derived_attributes:
-            object.__setattr__(self, attribute, trial.__dict__[attribute])
+            self.__dict__[attribute] = trial.__dict__[attribute]

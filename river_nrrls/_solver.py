@@ -4,97 +4,26 @@
 
     M_k = w_k A^k + w_rest A^rest + b I,     r_k = (tau + eta) w_k s^k + (tau - eta) w_rest s^rest
 
-(w_k = 1/n^k, w_rest = 1/n^rest with TER reweighting). A prediction needs w_k = M_k^-1 r_k for
-the current statistics. `SystemSolver` chooses, at every solve, one of three exact ways:
+(w_k = 1/n^k, w_rest = 1/n^rest with TER reweighting). `SystemSolver` gives w_k = M_k^-1 r_k
+for the current statistics by one of three exact ways, chosen at every solve:
 
-Direct (small d, and whenever the others cannot be used)
-    One Cholesky factorisation and solve (LAPACK ``dposv``) per distinct matrix: Theta(d^3 / 3).
-    Two classes share M, and with tau = 0 their right-hand sides are opposite (r_1 = -r_0), so a
-    single right-hand side is solved and w_1 = -w_0 (exactly: negation commutes with the solve).
-    With two classes the whole solve (class weights, M, r, ``dposv``) is one compiled call
-    (``_kernels.c``'s ``pair_weights``) where the extension is built; the stale-factor path
-    then assembles M's upper triangle in one compiled call too (``pair_matrix``), half the bytes
-    of the product with the stacked scatters. Both compute the formulas of the Python code below.
+- **direct**: one Cholesky factorisation and solve (LAPACK ``dposv``) per distinct matrix (two
+  classes share M, and with tau = 0 their right-hand sides are opposite: one solve); with two
+  classes the whole solve is one compiled call (``_kernels.pyx``'s ``pair_weights``);
+- **batched direct** (many classes with reweighting, small d): the C systems assembled from
+  the total scatter in one pass and solved in one batched LAPACK call;
+- **stale factor** (wide models): conjugate gradients on M(t) w = r, preconditioned by the
+  explicit inverse P^-1 of an older M(t0) plus the samples learnt since t0 (each added by
+  Sherman-Morrison, `inverse_step`), scaled by the class weights' common shrinkage, warm
+  started from the last weights, refreshed when the class weights drift or CG slows down, and
+  replaced by a direct solve whenever it does not converge: every answer is as exact as the
+  direct one. Reweighted multiclass keeps one such factor per class's system.
 
-Batched direct (many classes with reweighting, small d)
-    Every M_k is different, and every one changes with every sample (n^rest_k moves whichever
-    class arrives). The C systems are assembled as M_k = (w_k - w_rest_k) A^k + w_rest_k T + b I
-    (T = sum_j A^j, the total scatter) in one vectorised pass and solved in ONE batched LAPACK
-    call: C d^3 / 3 flops but one Python round trip instead of C.
-
-Stale factor (wide models: the shared system of two classes or of no reweighting, or each
-class's own system with reweighting)
-    M changes by a full-rank term at every step (the 1/n rescaling of a class), so there is no
-    exact rank-1 update of its inverse; but the change since an older M(t0) is small and
-    structured. Write rho_c = w_c(t) lambda_c / w_c(t0) for how much class c's part of M moved
-    since t0 (lambda_c the forgetting's decay of that part, 1 without forgetting) and
-    s = sqrt(min_c rho_c max_c rho_c) for their common scale: on a stationary stream every
-    class weight shrinks in proportion, so M(t) is close to s P with
-
-        P = M(t0) + sum_i f_i x_i x_i^T  over the samples x_i learnt since t0,
-        f_i = (sample weight) w_c / s, both taken when the sample entered P,
-
-        M(t) - s P = sum_c (rho_c - s) w_c(t0) A^c(t0) + sum_i (current - s f_i) x_i x_i^T
-                     + (1 - s) b I
-
-    a relative change of about ``drift = max_c rho_c / min_c rho_c - 1`` (and 1 - s in the
-    directions where only the ridge b I acts). Conjugate gradients does not see a common scale
-    of its preconditioner, so s itself costs no iteration. P^-1 is kept explicitly: it starts
-    as M(t0)^-1 (from the Cholesky factor of M(t0): one symmetric product per use streams
-    better than two triangular solves), and every sample that enters P updates it exactly by
-    Sherman-Morrison (the inverse of a matrix plus one rank-1 term):
-
-        z = P^-1 x,    c = 1/f + x^T z,    (P + f x x^T)^-1 = P^-1 - z z^T / c
-
-    one symmetric product and one rank-1 update, O(d^2) (see `_StaleFactor`). Applying P^-1
-    is then a single symmetric product, with no Python-level cost growing with the samples
-    since t0. (s P)^-1 preconditions conjugate gradients on M(t) w = r, warm-started from the
-    previous step's weights; every iteration contracts the error by about drift / 2 and costs
-    one product with M(t) and one with P^-1, O(d^2). The preconditioned residual
-    z = (s P)^-1 (r - M w) estimates the error; CG stops when ||z|| <= 1e-9 ||w|| and adds z
-    (a free Richardson step, which leaves an error of about drift ||z||, ~1e-11), or when the
-    residual is as small as a backward-stable direct solve leaves it, measured in the system
-    scaled to a unit diagonal as Cholesky's accuracy is (||D^-1 (r - M w)|| <= 1e-15 ||D w||,
-    D = sqrt(diag M): columns of very different scales must not stop CG early).
-
-    The factor is refreshed (a direct solve of the current M, which becomes the new M(t0))
-    when drift > ``MAX_DRIFT`` or s leaves [``MIN_SCALE``, 1 / ``MIN_SCALE``], after
-    ``UPDATE_LIMIT`` queue capacities of rank-1 updates (their rounding accumulates in P^-1),
-    when more samples were learnt without a prediction than a queue holds (max(48, d / 8):
-    the factor is then let go at once, so that a stream that learns without predicting keeps
-    no queue growing with it), when CG needed more than ``MAX_ITERATIONS`` iterations or an
-    iteration contracted the residual by less than ``MIN_CONTRACTION`` (the next solve
-    refactors), when a class appears or a class that was empty at t0 is not empty any more,
-    when the width changes, and after anything the updates cannot follow (``learn_many``,
-    merging, ``reset``). If CG does not converge in ``MAX_ITERATIONS`` the step is solved directly:
-    every answer is as exact as the direct one.
-
-    From ``SINGLE_MIN_DIM`` columns on, P^-1 is kept in single precision when that is
-    accurate enough, judged once per factor. A preconditioner's products only steer CG (the
-    residual r - M w, which decides when it stops and what the answer is, stays in double
-    precision), and halving the bytes halves the cost of those memory-bound products and
-    updates. At the factorisation, the single copy times M(t0) must give back a random vector
-    to ``SINGLE_TOLERANCE``, a small fraction of the drift CG absorbs anyway; otherwise (an
-    ill-conditioned M, whose large directions single precision loses) P^-1 stays double.
-
-    Forgetting needs nothing special: the decayed old part only changes the rho_c, which the
-    solver tracks per class; a strong forgetting refactors more often.
-
-    Reweighted multiclass: M_k = sum_j mix_kj A^j + b I with mix_kj = w_k for j = k and w_rest
-    for the others, so an arrival moves each M_k by rescaled parts and a rank-1 term, the
-    structure above with the coefficients w_c read from row k of the mixing. Each class keeps
-    its own factor (its M_k(t0)^-1, the samples since t0 frozen with its own weights, its last
-    weights, its own refactorisations): C factors of d^2 numbers, and per step C assemblies of
-    M_k and C CG runs. The M_k come from the total scatter T = sum_j A^j as
-    w_rest T + (w_k - w_rest) A^k, O(d^2) each, for every class no heavier than its rest
-    (both coefficients >= 0: nothing cancels); a class heavier than its rest (at most one) is
-    combined from all the scatters, O(C d^2), since its T - A^k would cancel (a perturbation of
-    about eps n_k / n_rest, which the batched path accepts: 2e-11 measured with 1e6 samples
-    against 12).
-
-The choice is automatic: stale factor when the shared system has at least ``STALE_MIN_DIM``
-columns, or the classes' own systems at least ``CLASS_STALE_MIN_DIM`` (the batched direct
-path, C solves a step, loses to C factors at a smaller width); direct otherwise.
+The method, its error estimate, its stopping tests and the refresh rules are written up on the
+algorithms page, "The stale-factor solver"; the constants below name each rule. The choice is
+automatic: stale factor from ``STALE_MIN_DIM`` columns (``CLASS_STALE_MIN_DIM`` for the
+per-class factors), direct below. `Solver` is the interface the estimator holds, shared with
+the paper's recursion (``_woodbury.py``).
 
 """
 
@@ -105,6 +34,7 @@ import ctypes
 import glob
 import math
 import os
+import typing
 
 import numpy as np
 import scipy
@@ -113,7 +43,7 @@ from scipy.linalg import blas, lapack
 from . import _native
 from ._stats import ClassStatistics, symmetrize_upper
 
-__all__ = ["SystemSolver", "solve_spd"]
+__all__ = ["InverseStep", "Solver", "SystemSolver", "inverse_step", "solve_spd"]
 
 STALE_MIN_DIM = 112  # below it the direct path is as fast or faster (benchmarks/speed.py)
 CLASS_STALE_MIN_DIM = 64  # the same for the per-class factors of reweighted multiclass, whose
@@ -181,6 +111,37 @@ _KERNELS = {"d": (blas.dsymv, blas.dsyr, blas.ddot), "f": (blas.ssymv, blas.ssyr
 _SAFE_NORMS = (1e-20, 1e20)  # vectors of these norms keep every digit that matters in single
 # The per-step BLAS calls pass their arguments by position: f2py parses a keyword argument for
 # ~0.3-0.5 us, as much as a whole small call (``dsymv``'s default is the upper triangle).
+
+
+class InverseStep(typing.NamedTuple):
+    """What `inverse_step` gives: the new ``P``, the old ``P x`` and ``1/gamma + x^T P x``."""
+
+    inverse: np.ndarray
+    product: np.ndarray
+    denominator: float
+
+
+def inverse_step(inverse: np.ndarray, x: np.ndarray, inverse_weight: float) -> InverseStep:
+    """Add the sample ``x`` of weight ``gamma = 1 / inverse_weight`` to the matrix whose inverse
+    is ``P`` (Sherman-Morrison: the inverse of a matrix plus one rank-1 term), O(d^2):
+
+        z = P x,    c = 1/gamma + x^T z,    (P^-1 + gamma x x^T)^-1 = P - z z^T / c
+
+    ``inverse`` is ``P`` (Fortran order, upper triangle authoritative, double or single
+    precision: its dtype picks the BLAS kernels), updated in place whenever BLAS can; ``x`` has
+    its dtype. The RLS gain is ``gamma P_new x = z / c``. A ``denominator`` that is not > 0
+    means ``P`` lost its positive definiteness (rounding): the returned ``P`` is then
+    meaningless and the caller refactors.
+
+    """
+    symmetric_product, rank_one_update, dot = _KERNELS[inverse.dtype.char]
+    product = symmetric_product(1.0, inverse, x)  # z = P x
+    denominator = inverse_weight + float(dot(x, product))  # c = 1/gamma + x^T P x
+    if not denominator > 0.0:
+        return InverseStep(inverse, product, denominator)
+    # P <- P - z z^T / c  (alpha, x, lower, incx, offx, n, a, overwrite_a): see `_dot`
+    inverse = rank_one_update(-1.0 / denominator, product, 0, 1, 0, len(product), inverse, 1)
+    return InverseStep(inverse, product, denominator)
 
 
 def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.ndarray:
@@ -279,7 +240,6 @@ class _StaleFactor:
     def append(self, vector: np.ndarray, frozen: float) -> bool:
         """Add f x x^T to P; False when P^-1 lost positive definiteness (rounding)."""
         inverse = self.inverse
-        symmetric_product, rank_one_update, dot = _KERNELS[inverse.dtype.char]
         # x = sigma u: u meets P^-1's precision, sigma stays in double. sigma = 1 for an x of
         # a safe norm (see `apply`), ||x|| otherwise (||u|| = 1).
         norm = math.sqrt(_dot(vector, vector))
@@ -290,15 +250,12 @@ class _StaleFactor:
         if not mass > 0.0:  # nothing to add (x = 0, or less than the least double)
             self.updates += 1
             return True
-        unit = _scaled(vector, sigma, inverse.dtype)
-        solved = symmetric_product(1.0, inverse, unit)  # P^-1 u = z / sigma
-        # c / sigma^2 = 1 / (f sigma^2) + u^T P^-1 u, with c = 1/f + x^T P^-1 x
-        denominator = 1.0 / mass + float(dot(unit, solved))
-        if not denominator > 0.0:
+        # P^-1 <- P^-1 - z z^T / c = P^-1 - (P^-1 u)(P^-1 u)^T / (c / sigma^2), with
+        # c / sigma^2 = 1 / (f sigma^2) + u^T P^-1 u: the step of the unit u of mass f sigma^2
+        step = inverse_step(inverse, _scaled(vector, sigma, inverse.dtype), 1.0 / mass)
+        if not step.denominator > 0.0:
             return False
-        # P^-1 <- P^-1 - z z^T / c = P^-1 - (P^-1 u)(P^-1 u)^T / (c / sigma^2)
-        # (alpha, x, lower, incx, offx, n, a, overwrite_a): see `_dot` on keywords
-        self.inverse = rank_one_update(-1.0 / denominator, solved, 0, 1, 0, len(solved), inverse, 1)
+        self.inverse = step.inverse
         self.updates += 1
         return True
 
@@ -344,6 +301,33 @@ def _scaled(vector: np.ndarray, scale: float, dtype) -> np.ndarray:
     return scaled
 
 
+class Solver(typing.Protocol):
+    """How an estimator's weights come out of its `ClassStatistics`: the one interface of
+    `SystemSolver` (direct and stale-factor solves) and of the paper's recursion
+    (`river_nrrls._woodbury.RecursiveInverse`).
+
+    The estimator tells the solver of every change of the statistics, in this order: a new class
+    (`add_class`, after the statistics registered it), new feature columns (`grow`, after the
+    statistics grew), a sample (`observe`, BEFORE the statistics learn it), any other change
+    (`invalidate`, after it: a mini-batch, a merge, a reset, new parameters). `solve` then gives
+    the weights of every class, one row each, ``stats.dim`` columns.
+
+    """
+
+    #: Whether a mini-batch must be learnt sample by sample (the solver follows every update).
+    sequential: bool
+
+    def add_class(self, stats: ClassStatistics) -> None: ...
+
+    def grow(self, dim: int) -> None: ...
+
+    def observe(self, stats: ClassStatistics, slot: int, vector: np.ndarray, weight: float): ...
+
+    def invalidate(self, stats: ClassStatistics) -> None: ...
+
+    def solve(self, stats: ClassStatistics) -> np.ndarray: ...
+
+
 class SystemSolver:
     """Weights of every one-vs-rest system from the statistics, by the cheapest exact path.
 
@@ -367,6 +351,7 @@ class SystemSolver:
 
     """
 
+    sequential = False  # a mini-batch invalidates: the next solve is direct
     primed = False  # class defaults: models pickled before these attributes existed
     pair_mix = None
     class_factors = None
@@ -397,8 +382,15 @@ class SystemSolver:
 
     # ------------------------------------------------------------- notifications
 
-    def observe(self, slot: int, vector: np.ndarray, weight: float) -> None:
-        """A sample of class ``slot`` and mass ``weight`` was added to the statistics."""
+    def add_class(self, stats: ClassStatistics) -> None:
+        """Nothing to do: a new class changes the systems' coefficients, which the next solve
+        sees (the stale factors refactor)."""
+
+    def grow(self, dim: int) -> None:
+        """Nothing to do: the next solve sees the new width (the stale factors refactor)."""
+
+    def observe(self, stats: ClassStatistics, slot: int, vector: np.ndarray, weight: float):
+        """A sample of class ``slot`` and mass ``weight`` is being added to the statistics."""
         if self.stale is None and self.class_factors is None:
             return
         capacity = _queue_capacity(len(vector) - self.first)
@@ -410,7 +402,7 @@ class SystemSolver:
             return
         self.pending.append((slot, vector, weight))
 
-    def invalidate(self) -> None:
+    def invalidate(self, stats: ClassStatistics | None = None) -> None:
         """The statistics changed in a way the updates cannot follow: solve directly next time."""
         self.stale = None
         self.class_factors = self.class_previous = None

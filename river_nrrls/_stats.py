@@ -39,6 +39,7 @@ business: it gives M_k and r_k (``matrix``, ``right_hand_sides``), the solvers l
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import typing
 
@@ -46,8 +47,12 @@ import numpy as np
 from scipy.linalg import blas
 
 from . import _native
+from ._checks import SMALLEST_WEIGHT, STATISTICS_LIMIT, VALUE_LIMIT, row_name
 
-__all__ = ["ClassStatistics", "symmetrize_upper"]
+__all__ = ["ClassStatistics", "ColumnNamer", "symmetrize_upper"]
+
+#: How a range error names a dense column >= 1: ``"feature 'a'"`` (the index knows the names).
+ColumnNamer = typing.Callable[[int], str]
 
 # Below this width a BLAS rank-1 update of the whole scatter is cheaper than finding the
 # non-zeros and updating their block.
@@ -60,17 +65,62 @@ def symmetrize_upper(matrix: np.ndarray) -> np.ndarray:
     return upper + np.triu(upper, 1).T
 
 
-def _workspace(flat: np.ndarray, dim: int, first: int, rows: int, key: tuple) -> tuple:
-    """Output arrays of `ClassStatistics._narrow_system`, the views M and R, and where M's
-    diagonal lies in the output (for ``daxpy``: a vector of ones, start, stride)."""
-    capacity = int(round(math.sqrt(flat.shape[0])))
-    combined = np.empty((rows, capacity * capacity))
-    square = combined[0].reshape(capacity, capacity, order="F")
-    matrix = square[first:dim, first:dim]  # F-contiguous when first == 0 and capacity == dim
-    rhs = combined[1:, first * capacity : dim * capacity : capacity].T  # row 0 of each
-    diagonal = (combined[0], np.ones(dim - first), first * (capacity + 1), capacity + 1)
-    # combined.T is F-contiguous: BLAS's product writes into it in place
-    return flat, key, combined.T, matrix, diagonal, rhs
+@dataclasses.dataclass(slots=True)
+class _Workspace:
+    """Output arrays of `ClassStatistics._narrow_system`, kept between calls: BLAS writes M and
+    the right-hand sides into ``combined`` in place, read through the views ``matrix`` and
+    ``rhs``; M's diagonal lies in ``flat_matrix`` from ``diagonal_start`` every
+    ``diagonal_stride`` entries (where ``daxpy`` adds b I, with the vector ``ones``)."""
+
+    flat: np.ndarray  # the stacked scatters it was made for
+    key: tuple  # (dim, first, mix.shape) it was made for
+    combined: np.ndarray  # (capacity^2, rows), F-contiguous: the product's output
+    matrix: np.ndarray  # M over the columns first:dim (a view)
+    rhs: np.ndarray  # R, one column per right-hand side (a view)
+    flat_matrix: np.ndarray  # M, column-major, as the output's first column (a view)
+    ones: np.ndarray
+    diagonal_start: int
+    diagonal_stride: int
+
+    @classmethod
+    def build(cls, flat: np.ndarray, dim: int, first: int, rows: int, key: tuple) -> _Workspace:
+        capacity = int(round(math.sqrt(flat.shape[0])))
+        combined = np.empty((rows, capacity * capacity))
+        square = combined[0].reshape(capacity, capacity, order="F")
+        matrix = square[first:dim, first:dim]  # F-contiguous when first == 0, capacity == dim
+        rhs = combined[1:, first * capacity : dim * capacity : capacity].T  # row 0 of each
+        # combined.T is F-contiguous: BLAS's product writes into it in place
+        return cls(
+            flat,
+            key,
+            combined.T,
+            matrix,
+            rhs,
+            combined[0],
+            np.ones(dim - first),
+            first * (capacity + 1),
+            capacity + 1,
+        )
+
+
+def _refuse_tiny_weight(weight: float, where: str) -> typing.NoReturn:
+    raise ValueError(
+        f"w = {weight!r}{where} is below the smallest normal float ({SMALLEST_WEIGHT:.1e}): a "
+        "class mass that small has no finite inverse 1/n, and every weight of the model would "
+        "become NaN; give the sample w = 0 to leave it out, or rescale the weights"
+    )
+
+
+def _refuse_out_of_range(totals: np.ndarray, name_of: ColumnNamer, where: str = "") -> None:
+    """Raise for the first column of ``totals`` (diagonal entries) beyond the limit."""
+    with np.errstate(invalid="ignore"):
+        column = int(np.argmax(~(totals <= STATISTICS_LIMIT)))
+    name = "the class mass (the sum of the sample weights)" if column == 0 else name_of(column)
+    raise ValueError(
+        f"{name}{where} is too large: the sum of its squared values (times the sample weights) "
+        f"would exceed {STATISTICS_LIMIT:.0e} and the statistics could no longer be kept "
+        f"finite; rescale the data (a single value beyond {VALUE_LIMIT:.0e} is always refused)"
+    )
 
 
 class ClassStatistics:
@@ -95,17 +145,20 @@ class ClassStatistics:
         # everything outside it is zero (a column is zero until its feature is seen).
         self._buffer = np.zeros((dim, dim, 0), order="F")
         self._stacked: np.ndarray | None = None  # the buffer as (capacity^2, C), see `stacked`
-        self._workspace: tuple | None = None  # output arrays of `_narrow_system`
+        self._workspace: _Workspace | None = None  # output arrays of `_narrow_system`
+        # >= every diagonal entry (every n^c and sum m_i x_ij^2); None: recompute when needed
+        self._bound: float | None = 0.0
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_stacked"] = None  # a view: rebuilt on use, not pickled as a copy
         state["_workspace"] = None
+        state["_bound"] = None  # derived: recomputed at the next check
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        for name in ("_stacked", "_workspace"):  # a pickle of an earlier version
+        for name in ("_stacked", "_workspace", "_bound"):  # a pickle of an earlier version
             self.__dict__.setdefault(name, None)
 
     def stacked(self) -> np.ndarray:
@@ -161,6 +214,14 @@ class ClassStatistics:
         self.labels.append(label)
         return self.slot[label]
 
+    def nbytes_for(self, dim: int, n_classes: int) -> int:
+        """The bytes of the statistics at ``dim`` columns and ``n_classes`` classes (the buffer
+        after `grow`'s geometric growth), for checking a size budget before growing."""
+        capacity = self._buffer.shape[0]
+        if dim > capacity:
+            capacity = dim if self._dim <= 1 else max(dim, capacity + capacity // 2)
+        return 8 * capacity * capacity * max(n_classes, 1)
+
     def grow(self, dim: int) -> None:
         """Append zero rows/columns up to ``dim`` columns: exact, past samples had zeros there.
 
@@ -187,14 +248,22 @@ class ClassStatistics:
         return self._dim > _SPARSE_MIN_DIM
 
     def update_one(
-        self, c: int, vector: np.ndarray, weight: float = 1.0, support: np.ndarray | None = None
+        self,
+        c: int,
+        vector: np.ndarray,
+        weight: float = 1.0,
+        support: np.ndarray | None = None,
+        load: float | None = None,
     ) -> None:
         """Add one sample (``vector[0] == 1``, ``dim`` entries) of mass ``weight`` to slot ``c``.
 
         ``support`` (optional) lists the columns where ``vector`` may be non-zero (distinct);
-        without it the non-zeros are found by a scan.
+        without it the non-zeros are found by a scan. ``load`` is what `check_sample` returned
+        for the sample (it keeps the range bound up to date without a second pass).
 
         """
+        bound = self._bound
+        self._bound = None if bound is None or load is None else bound + load
         buffer = self._buffer
         if self.forgetting != 1.0:
             buffer[:, :, c] *= self.forgetting  # n^c, s^c, A^c <- lambda (n^c, s^c, A^c)
@@ -232,6 +301,7 @@ class ClassStatistics:
         n_rows = len(matrix)
         if n_rows == 0:
             return
+        self._bound = None
         scatter = self.data[:, :, c]
         if self.forgetting == 1.0:
             mass = weights
@@ -262,11 +332,119 @@ class ClassStatistics:
         for label in other.labels:
             if label not in self.slot:
                 self.add_class(label)
+        self._bound = None
         block_index = np.ix_(columns, columns)
         for source, label in enumerate(other.labels):
             # other's upper triangle may land below the diagonal here: add the full symmetric.
             target = self.data[:, :, self.slot[label]]
             target[block_index] += symmetrize_upper(other.data[:, :, source])
+
+    # ------------------------------------------------------------ range checks
+
+    def check_sample(
+        self, label: typing.Hashable, vector: np.ndarray, weight: float, name_of: ColumnNamer
+    ) -> float:
+        """Refuse (``ValueError``) a sample of class ``label`` and mass ``weight`` that would take
+        the class's n^c or a feature's sum of squares beyond `STATISTICS_LIMIT`, or whose mass
+        is below the smallest normal float; nothing changes either way. Returns the sample's
+        load w |x|^2, for `update_one`.
+
+        Every |A_ij| <= sqrt(A_ii A_jj) and |s_j| <= sqrt(n A_jj), so a bounded diagonal bounds
+        the whole scatter: the statistics, and every solve, stay finite. The fast path keeps
+        an upper bound of every diagonal entry and adds w |x|^2 to it (one dot product a
+        sample); the class's exact diagonal is read only when the bound nears the limit.
+        ``vector`` may be wider than the statistics (features not committed yet).
+
+        """
+        if weight < SMALLEST_WEIGHT:
+            _refuse_tiny_weight(weight, "")
+        # |x|^2 by BLAS ddot: an overflow gives inf (refused below) without numpy's warning
+        load = blas.ddot(vector, vector) * weight
+        bound = self._bound
+        if bound is None:
+            bound = self._bound = self._diagonal_peak()
+        if bound + load <= STATISTICS_LIMIT:
+            return load
+        diagonal = self._class_diagonal(label, self.forgetting)
+        with np.errstate(over="ignore"):
+            totals = np.square(vector) * weight  # inf where it overflows: refused below
+            if diagonal is not None:
+                totals[: len(diagonal)] += diagonal
+        if not totals.max() <= STATISTICS_LIMIT:
+            _refuse_out_of_range(totals, name_of)
+        return load
+
+    def check_batch(
+        self,
+        matrix: np.ndarray,
+        codes: np.ndarray,
+        labels: list,
+        weights: np.ndarray | None,
+        name_of: ColumnNamer,
+        rows: typing.Any,
+    ) -> None:
+        """`check_sample` for a mini-batch (rows of ``matrix`` in stream order, ``codes`` into
+        ``labels``, masses ``weights`` or 1, row labels ``rows``): every class's statistics
+        after the batch, with the forgetting's decay."""
+        if matrix.size == 0:
+            return
+        if weights is not None:
+            tiny = (weights > 0.0) & (weights < SMALLEST_WEIGHT)
+            if tiny.any():
+                row = int(np.argmax(tiny))
+                _refuse_tiny_weight(float(weights[row]), f" (row {row_name(rows, row)!r})")
+        magnitudes = np.abs(matrix)
+        if magnitudes.max() > VALUE_LIMIT:
+            row, column = np.unravel_index(int(np.argmax(magnitudes > VALUE_LIMIT)), matrix.shape)
+            _refuse_out_of_range(
+                np.where(np.arange(matrix.shape[1]) == column, np.inf, 0.0),
+                name_of,
+                f" (row {row_name(rows, row)!r})",
+            )
+        squares = matrix * matrix  # <= STATISTICS_LIMIT each: no overflow
+        for code, label in enumerate(labels):
+            in_class = codes == code
+            n_rows = int(in_class.sum())
+            if n_rows == 0:
+                continue
+            # sample j of the class's m rows has mass w_j lambda^(m-1-j)
+            masses = self.forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+            if weights is not None:
+                masses = masses * weights[in_class]
+            diagonal = self._class_diagonal(label, self.forgetting**n_rows)
+            with np.errstate(over="ignore", invalid="ignore"):
+                totals = masses @ squares[in_class]
+                if diagonal is not None:
+                    totals[: len(diagonal)] += diagonal
+            if not totals.max() <= STATISTICS_LIMIT:
+                _refuse_out_of_range(totals, name_of)
+
+    def check_merge(self, other: ClassStatistics, columns: np.ndarray, name_of: ColumnNamer):
+        """Refuse (``ValueError``) a `merge` of ``other`` (its column j going to ``columns[j]``,
+        possibly beyond this ``dim``) whose summed statistics would go beyond the limit."""
+        width = max(self._dim, int(columns.max()) + 1)
+        for source, label in enumerate(other.labels):
+            totals = np.zeros(width)
+            totals[columns] = np.diagonal(other.data[:, :, source])
+            diagonal = self._class_diagonal(label)
+            if diagonal is not None:
+                totals[: len(diagonal)] += diagonal
+            if not totals.max() <= STATISTICS_LIMIT:
+                _refuse_out_of_range(totals, name_of, f" (class {label!r} of the merged model)")
+
+    def _class_diagonal(self, label: typing.Hashable, decay: float = 1.0) -> np.ndarray | None:
+        """diag of class ``label``'s augmented scatter (n^c, then sum m_i x_ij^2), decayed."""
+        slot = self.slot.get(label)
+        if slot is None:
+            return None
+        diagonal = np.diagonal(self.data[:, :, slot])
+        return diagonal * decay if decay != 1.0 else diagonal
+
+    def _diagonal_peak(self) -> float:
+        """The largest diagonal entry of all class scatters: every n^c and sum m_i x_ij^2."""
+        if self.n_classes == 0:
+            return 0.0
+        return float(np.diagonal(self.data, axis1=0, axis2=1).max())
 
     # ------------------------------------------------------- systems (for _solver)
 
@@ -384,18 +562,27 @@ class ClassStatistics:
         in-place addition, no new views (their cost is comparable to the arithmetic at small
         d). M and R are views of the workspace, valid until the next call."""
         key = (self._dim, first, mix.shape)
-        workspace = self._workspace
-        if workspace is None or workspace[0] is not flat or workspace[1] != key:
-            workspace = self._workspace = _workspace(flat, self._dim, first, len(mix), key)
-        _, _, combined, matrix, diagonal, rhs = workspace
+        space = self._workspace
+        if space is None or space.flat is not flat or space.key != key:
+            space = self._workspace = _Workspace.build(flat, self._dim, first, len(mix), key)
         # column 0: M column-major; column 1 + q: sum_j mix[1+q, j] A^j, whose row 0 is r_q.
         # (alpha, a, b, beta, c, trans_a, trans_b, overwrite_c) by position: half numpy's
         # matmul cost at these sizes. ``mix`` is C-ordered, so mix.T is F-contiguous.
-        blas.dgemm(1.0, flat, mix.T, 0.0, combined, 0, 0, 1)
-        column, ones, start, stride = diagonal
-        # + b I (l2 is the paper's b): (x, y, n, a, offx, incx, offy, incy), in place
-        blas.daxpy(ones, column, len(ones), l2, 0, 1, start, stride)
-        return matrix, rhs
+        blas.dgemm(1.0, flat, mix.T, 0.0, space.combined, 0, 0, 1)
+        ones = space.ones
+        # + b I (l2 is the paper's b): (x, y, n, a, offx, incx, offy, incy), in place on M's
+        # diagonal
+        blas.daxpy(
+            ones,
+            space.flat_matrix,
+            len(ones),
+            l2,
+            0,
+            1,
+            space.diagonal_start,
+            space.diagonal_stride,
+        )
+        return space.matrix, space.rhs
 
     def sums(self, first: int) -> np.ndarray:
         """s^c of every class, one column per class (n^c on top when ``first == 0``)."""

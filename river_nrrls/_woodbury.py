@@ -56,13 +56,21 @@ class RecursiveInverse:
     first
         First column of the statistics that the systems use (1 skips the constant column when
         there is no intercept).
+    tau, eta
+        The targets tau + eta (class) and tau - eta (rest).
+
+    It follows `river_nrrls._solver.Solver`'s interface: the estimator holds it as its solver.
 
     """
 
-    def __init__(self, l2: float, reweight: bool, first: int):
+    sequential = True  # every sample updates the inverses: a mini-batch goes sample by sample
+
+    def __init__(self, l2: float, reweight: bool, first: int, tau: float = 0.0, eta: float = 1.0):
         self.l2 = l2
         self.reweight = reweight
         self.first = first
+        self.tau = tau
+        self.eta = eta
         self.inverses: list[np.ndarray] = []  # one per system; a single one when systems share M
 
     def grow(self, dim: int) -> None:
@@ -71,7 +79,7 @@ class RecursiveInverse:
             grow_inverse(inverse, dim - self.first, self.l2) for inverse in self.inverses
         ]
 
-    def sync_systems(self, stats: ClassStatistics) -> None:
+    def add_class(self, stats: ClassStatistics) -> None:
         """Create the systems of classes that were just added to ``stats`` (before they learn)."""
         if not self.inverses:
             self.inverses.append(np.eye(stats.dim - self.first) / self.l2)  # R_0^{-1} = I / b
@@ -84,8 +92,13 @@ class RecursiveInverse:
             matrix = stats.assemble(k, self.reweight, self.l2, self.first)
             self.inverses.append(np.linalg.inv(symmetrize_upper(matrix)))
 
+    def invalidate(self, stats: ClassStatistics) -> None:
+        """Recompute every R_k^{-1} from the statistics (after a merge: inverses do not add; a
+        reset; new parameters)."""
+        self.rebuild(stats)
+
     def rebuild(self, stats: ClassStatistics) -> None:
-        """Recompute every R_k^{-1} from the statistics (after a merge: inverses do not add)."""
+        """Recompute every R_k^{-1} from the statistics."""
         self.inverses = []
         if stats.n_classes == 0:
             return
@@ -94,7 +107,7 @@ class RecursiveInverse:
             matrix = stats.assemble(k, self.reweight, self.l2, self.first)
             self.inverses.append(np.linalg.inv(symmetrize_upper(matrix)))
 
-    def learn(
+    def observe(
         self, stats: ClassStatistics, c: int, vector: np.ndarray, weight: float = 1.0
     ) -> None:
         """Update every system for one sample of class slot ``c`` and mass ``weight`` (w > 0);
@@ -135,8 +148,9 @@ class RecursiveInverse:
             return 1.0 if count > 0 else 0.0
         return 1.0 / count if count > 0 else 0.0
 
-    def solve(self, stats: ClassStatistics, tau: float, eta: float) -> np.ndarray:
+    def solve(self, stats: ClassStatistics) -> np.ndarray:
         """w_k = R_k^{-1} z_k for every class (z formed first, then the product)."""
+        tau, eta = self.tau, self.eta
         solution = np.zeros((stats.n_classes, stats.dim))
         if stats.n_classes == 0:
             return solution

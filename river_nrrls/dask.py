@@ -24,9 +24,10 @@ import copy
 import typing
 
 import pandas as pd
-from river import base, compose
+from river import compose
 
 from ._frames import label_index
+from ._merging import PipelineParts, is_mergeable, split_pipeline
 from .nrrls import NRRLS
 
 if typing.TYPE_CHECKING:
@@ -44,46 +45,12 @@ def _require_dask():
     return dask, dask.dataframe
 
 
-def _is_nrrls(obj) -> bool:
-    # Not isinstance: river's EstimatorMeta makes any pipeline ending in an NRRLS an "NRRLS".
-    return issubclass(type(obj), NRRLS)
-
-
-def _is_stateless(step) -> bool:
-    """A mini-batch transformer that learns nothing (river's no-op learn_one and learn_many)."""
-    return (
-        issubclass(type(step), base.MiniBatchTransformer)
-        and not step._supervised
-        and type(step).learn_one is base.Transformer.learn_one
-        and type(step).learn_many is base.MiniBatchTransformer.learn_many
-    )
-
-
-def _split_model(model: NRRLS | compose.Pipeline | None) -> tuple[list, NRRLS]:
-    """The transformers and the NRRLS of ``model`` (a fresh ``NRRLS()`` when it is None)."""
+def _split_model(model: typing.Any) -> PipelineParts:
+    """The transformers and the final estimator of ``model`` (a fresh ``NRRLS()`` when it is
+    None): the split that `river_nrrls.merge` uses, with mini-batch transformers."""
     if model is None:
-        return [], NRRLS()
-    if _is_nrrls(model):
-        return [], model
-    if issubclass(type(model), compose.Pipeline):
-        steps = list(model.steps.values())
-        if not _is_nrrls(steps[-1]):
-            raise TypeError(
-                f"the last step of the pipeline must be an NRRLS, got {type(steps[-1]).__name__}"
-            )
-        for step in steps[:-1]:
-            if not _is_stateless(step):
-                raise TypeError(
-                    f"the pipeline step {type(step).__name__} is not a stateless mini-batch "
-                    "transformer: only transformers that learn nothing (such as "
-                    "PolynomialExtender) can be applied to the partitions independently"
-                )
-        return steps[:-1], steps[-1]
-    raise TypeError(
-        "model must be an NRRLS or a pipeline of stateless transformers ending in an NRRLS, "
-        f"got {type(model).__name__}"
-    )
-
+        return PipelineParts([], NRRLS())
+    return split_pipeline(model, mini_batch=True)
 
 
 def _check_column(column: typing.Any, frame: typing.Any, name: str) -> None:
@@ -271,7 +238,7 @@ def fit(
             f"fit needs forgetting == 1, got forgetting={estimator.forgetting!r}: decayed "
             "statistics of separate partitions do not add up"
         )
-    transformers = [transformer.clone() for transformer in transformers]
+    transformers = [transformer.clone() for _, transformer in transformers]
     template = estimator.clone()
     weight_column, weight_partitions = _weight_inputs(frame, weight)
 
@@ -323,9 +290,9 @@ def _weight_inputs(frame, weight) -> tuple[typing.Hashable | None, list]:
 
 
 def _final_nrrls(model: NRRLS | compose.Pipeline) -> NRRLS:
-    if _is_nrrls(model):
+    if is_mergeable(model):
         return model
-    if issubclass(type(model), compose.Pipeline) and _is_nrrls(list(model.steps.values())[-1]):
+    if issubclass(type(model), compose.Pipeline) and is_mergeable(list(model.steps.values())[-1]):
         return list(model.steps.values())[-1]
     raise TypeError(
         f"model must be an NRRLS or a pipeline ending in an NRRLS, got {type(model).__name__}"

@@ -90,9 +90,11 @@ class MisclassificationCost(metrics.base.BinaryMetric):
 
     @property
     def bigger_is_better(self) -> bool:
+        """``False``: a cost, the lower the better."""
         return False
 
     def get(self) -> float:
+        """``(cost_pos * FN + cost_neg * FP) / n`` over the (weighted) samples; 0 before any."""
         # BinaryMetric.update stores y_true == pos_val and y_pred == pos_val, so the confusion
         # matrix's positive label is always True (whatever pos_val is).
         cm = self.cm

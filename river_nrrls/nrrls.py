@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import sys
+import threading
 import typing
 
 import numpy as np
@@ -14,7 +15,6 @@ from scipy.linalg import blas
 
 from . import _native
 from ._checks import (
-    STATISTICS_LIMIT,
     check_bool,
     check_label,
     check_labels,
@@ -25,10 +25,12 @@ from ._checks import (
     sample_weights,
 )
 from ._frames import as_frame, as_series, native_frame, native_series
-from ._index import FeatureIndex, validate_one
+from ._index import DenseSample, FeatureIndex, validate_one
+from ._memory import SIZE_WARNING, refuse_size, size_limit, solver_nbytes, warn_size
+from ._merging import Mergeable
 from ._parameters import LiveParameters
-from ._solver import SystemSolver
-from ._stats import ClassStatistics
+from ._solver import Solver, SystemSolver
+from ._stats import ClassStatistics, ColumnNamer
 from ._woodbury import RecursiveInverse
 
 __all__ = ["NRRLS"]
@@ -39,7 +41,14 @@ _MAX_FLOAT = sys.float_info.max
 _PLAIN_LABELS = frozenset((bool, int, str))
 
 
-class NRRLS(LiveParameters, base.MiniBatchClassifier):
+class _MergePlan(typing.NamedTuple):
+    """Where a merged model's columns go (`NRRLS._merge_plan`)."""
+
+    new: list  # its features that are new here, in the order they are added
+    columns: np.ndarray  # where each of its dense columns goes here
+
+
+class NRRLS(LiveParameters, Mergeable, base.MiniBatchClassifier):
     """Non-iteratively reweighted recursive least squares (NR-RLS), exact online TER.
 
     After every sample the weights equal the batch *total-error-rate* (TER) least-squares solution
@@ -75,7 +84,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
     intercept
         Add a constant feature 1, regularised by l2 like the others. On by default, as in the
         paper (the TER targets need a bias); the margin-based baselines default to ``False``
-        to reproduce their papers (see the README's Baselines section).
+        to reproduce their papers (see the Baselines page of the API reference).
     forgetting
         Per-class exponential forgetting lambda in (0, 1]: an arrival of class c multiplies class
         c's mass, scatter and sum by lambda before the sample is added, so the model equals the
@@ -88,6 +97,14 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         ``l2 > 0``. When its weights fail a residual check (relative residual of the normal
         equations above 1e-6, e.g. after a badly scaled sample) it warns
         (``WoodburyAccuracyWarning``) and solves from the statistics instead.
+    max_size
+        Memory budget of the model's statistics, in MiB (as river's trees count theirs).
+        ``None`` (default): the machine's physical memory. The statistics take d^2 numbers per
+        class, so a sample or mini-batch whose new features (or class) would take them beyond
+        the budget is refused before anything is allocated (``ValueError`` naming the width
+        and the memory, the model unchanged). Whatever the budget, a ``ModelSizeWarning`` says
+        when the model passes 16 MiB, then 64 MiB, 256 MiB, ...: a stream whose features keep
+        appearing (a one-hot encoding of continuous values) wants hashing or selection.
 
     Attributes
     ----------
@@ -118,6 +135,11 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
     weight or a merge that would take a class's mass or a feature's sum of squared values beyond
     1e300 (any value beyond 1e150): the statistics stay finite however samples accumulate.
     Probabilities are always finite; a prediction whose output ``w . x`` overflows raises.
+
+    Threads: one model serves one call at a time (a lock per model), so two threads sharing a
+    model lose no update and never see a half-learnt state; river's own models make no such
+    promise. A call re-entered from inside another (a feature name whose ``__eq__`` calls the
+    model) either completes first, or leaves the outer call refused whole (``RuntimeError``).
 
     A parameter set after construction (``model.l2 = 10``) is validated and takes effect: the
     weights are solved again from the statistics (which no parameter changes); a new
@@ -176,6 +198,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         intercept: bool = True,
         forgetting: float = 1.0,
         solver: str = "cholesky",
+        max_size: float | None = None,
     ):
         self.l2 = l2
         self.reweight = reweight
@@ -184,6 +207,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         self.intercept = intercept
         self.forgetting = forgetting
         self.solver = solver
+        self.max_size = max_size
         self._l2 = check_real("l2", l2, low=0.0)
         self._tau = check_real("tau", tau)
         self._eta = check_real("eta", eta, low=0.0, low_open=True)
@@ -194,43 +218,51 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
             raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
         if solver == "woodbury" and self._l2 == 0.0:
             raise ValueError("solver='woodbury' needs l2 > 0 (its recursion starts from I / b)")
-        self._init_state()
-
-    def _init_state(self) -> None:
+        self._size_limit = size_limit(max_size)
+        self._first = 0 if intercept else 1  # first column the systems use
+        self._solver = self._new_solver()
         # Column 0 is a constant 1: the intercept, and the count/sum slot of the statistics.
         self._index = FeatureIndex(offset=1, fill=1.0)
-        self._first = 0 if self.intercept else 1  # first column the systems use
         self._stats = ClassStatistics(dim=self._index.size, forgetting=self._forgetting)
-        self._recursion = (
-            RecursiveInverse(self._l2, bool(self.reweight), self._first)
-            if self.solver == "woodbury"
-            else None
-        )
-        # How weights come from the statistics: direct Cholesky or stale factor (_solver.py).
-        self._solver = (
-            SystemSolver(
-                self._l2, self._tau, self._eta, bool(self.reweight), self._first, self._forgetting
-            )
-            if self._recursion is None
-            else None
-        )
         self._solution: np.ndarray | None = None  # cached weights, one row per class
-        self._bound: float | None = 0.0  # >= every diagonal entry of the statistics (or None)
+        self._lock = threading.RLock()  # one call at a time (see `_guarded`)
+        self._size_warned = 0.0  # the model size (bytes) of the last `ModelSizeWarning`
+
+    def _new_solver(self) -> Solver:
+        """How the weights come out of the statistics (see `river_nrrls._solver.Solver`)."""
+        if self.solver == "woodbury":
+            return RecursiveInverse(
+                self._l2, bool(self.reweight), self._first, self._tau, self._eta
+            )
+        return SystemSolver(
+            self._l2, self._tau, self._eta, bool(self.reweight), self._first, self._forgetting
+        )
+
+    # Taken from the validated construction when a parameter is set after learning
+    # (`LiveParameters`); the statistics, which no parameter changes, stay.
+    _derived_attributes = ("_l2", "_tau", "_eta", "_forgetting", "_first", "_size_limit", "_solver")
 
     def _adopt(self, trial: NRRLS, name: str) -> None:
-        """A parameter set after learning takes effect from the statistics, which every
-        parameter leaves as they are: the solution is recomputed at the next prediction, and
-        the woodbury recursion (when it is the solver) is rebuilt from the statistics. A new
-        ``forgetting`` applies to the arrivals that follow."""
-        object.__setattr__(self, name, trial.__dict__[name])
-        for attribute in ("_l2", "_tau", "_eta", "_forgetting", "_first"):
-            object.__setattr__(self, attribute, trial.__dict__[attribute])
+        """A parameter set after learning takes effect from the statistics: the new solver is
+        rebuilt from them (the woodbury recursion) and the weights are solved again at the next
+        prediction. A new ``forgetting`` applies to the arrivals that follow."""
+        super()._adopt(trial, name)
         self._stats.forgetting = self._forgetting
-        self._recursion = trial._recursion
-        self._solver = trial._solver  # a solver of the new parameters (nothing stale in it)
-        if self._recursion is not None:
-            self._recursion.rebuild(self._stats)
+        self._solver.invalidate(self._stats)
         self._solution = None
+
+    def _has_learnt(self, parameters: dict) -> bool:
+        return self._stats.n_classes > 0 or len(self._index) > 0
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_lock"]  # a lock is not state: every copy gets its own
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+        self.__dict__.setdefault("_size_warned", 0.0)  # a pickle of an earlier version
 
     @classmethod
     def _unit_test_params(cls):
@@ -245,132 +277,56 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
 
     # ----------------------------------------------------------------- helpers
 
+    def _name_of(self, new: list) -> ColumnNamer:
+        """How a range error names a dense column (``new``: features not committed yet)."""
+        return lambda column: f"feature {self._index.feature_at(column, new)!r}"
+
+    def _check_size(self, n_new: int, n_new_classes: int, where: str = "") -> None:
+        """Refuse new features or classes whose statistics would not fit ``max_size`` (or the
+        machine's memory), before anything is allocated; warn as the model grows large."""
+        dim = self._index.size + n_new
+        n_classes = self._stats.n_classes + n_new_classes
+        needed = self._stats.nbytes_for(dim, n_classes) + solver_nbytes(dim - self._first)
+        if needed > self._size_limit:
+            refuse_size(dim - 1, n_classes, needed, self._size_limit, self.max_size, where)
+        if needed >= 4 * max(self._size_warned, SIZE_WARNING / 4):
+            self._size_warned = needed
+            warn_size(type(self).__name__, dim - 1, needed)
+
     def _grow(self, new_features: list) -> None:
-        """Commit new features: index, statistics and recursion get their zero columns."""
+        """Commit new features: the statistics first (the one allocation that may fail), then
+        the index and the solver."""
         if not new_features:
             return
+        dim = self._index.size + len(new_features)
+        self._stats.grow(dim)
         self._index.add(new_features)
-        self._stats.grow(self._index.size)
-        if self._recursion is not None:
-            self._recursion.grow(self._index.size)
+        self._solver.grow(dim)
 
     def _slot(self, label: typing.Hashable) -> int:
         slot = self._stats.slot.get(label)
         if slot is None:
             slot = self._stats.add_class(label)
-            if self._recursion is not None:
-                self._recursion.sync_systems(self._stats)
+            self._solver.add_class(self._stats)
         return slot
-
-    def _learn_dense(self, slot: int, vector: np.ndarray, weight: float = 1.0) -> None:
-        if self._recursion is not None:
-            self._recursion.learn(self._stats, slot, vector, weight)
-            self._stats.update_one(slot, vector, weight)
-            return
-        self._solver.observe(slot, vector, weight)
-        # No one-thread context here (unlike the solve): OpenBLAS's rank-1 update is as fast or
-        # faster with its default threading, and the setter calls cost ~2 us a sample.
-        stats = self._stats
-        support = self._index.support(vector) if stats.sparse_updates else None
-        stats.update_one(slot, vector, weight, support)
 
     def _weight_matrix(self) -> np.ndarray:
         """Weights of every class (rows), solved only when the statistics changed."""
         if self._solution is None:
-            if self._recursion is not None:
-                self._solution = self._recursion.solve(self._stats, self._tau, self._eta)
-            else:
-                self._solution = self._solver.solve(self._stats)
+            self._solution = self._solver.solve(self._stats)
         return self._solution
 
-    # ------------------------------------------------------------- range checks
-
-    def _column_name(self, column: int, new: list) -> str:
-        """How an error names a dense column (the features of ``new`` come after the index's)."""
-        if column == 0:
-            return "the class mass (the sum of the sample weights)"
-        features = self._index.features
-        j = column - self._index.offset
-        return f"feature {(features[j] if j < len(features) else new[j - len(features)])!r}"
-
-    def _class_diagonal(self, label: typing.Hashable, decay: float = 1.0) -> np.ndarray | None:
-        """diag of class ``label``'s augmented scatter (n^c, then sum m_i x_ij^2), decayed."""
-        slot = self._stats.slot.get(label)
-        if slot is None:
-            return None
-        diagonal = np.diagonal(self._stats.data[:, :, slot])
-        return diagonal * decay if decay != 1.0 else diagonal
-
-    def _refuse_out_of_range(self, totals: np.ndarray, new: list, where: str = "") -> None:
-        with np.errstate(invalid="ignore"):
-            column = int(np.argmax(~(totals <= STATISTICS_LIMIT)))
-        raise ValueError(
-            f"{self._column_name(column, new)}{where} is too large: the sum of its squared "
-            f"values (times the sample weights) would exceed {STATISTICS_LIMIT:.0e} and the "
-            "statistics could no longer be kept finite; rescale the data (a single value "
-            "beyond 1e150 is always refused)"
-        )
-
-    def _diagonal_peak(self) -> float:
-        """The largest diagonal entry of all class scatters: every n^c and sum m_i x_ij^2."""
-        if self._stats.n_classes == 0:
-            return 0.0
-        return float(np.diagonal(self._stats.data, axis1=0, axis2=1).max())
-
-    def _check_one_in_range(self, label, vector: np.ndarray, weight: float, new: list):
-        """Refuse a sample that would take the class's n^c or a sum of squares beyond the limit.
-
-        Every |A_ij| <= sqrt(A_ii A_jj) and |s_j| <= sqrt(n A_jj), so a bounded diagonal bounds
-        the whole scatter: the statistics, and every solve, stay finite. The fast path keeps
-        ``_bound``, an upper bound of every diagonal entry, and adds w |x|^2 to it (one dot
-        product per sample); the exact check on the class's diagonal runs only when the bound
-        nears the limit. Returns the bound after the sample (None: recompute it next time).
-
-        """
-        bound = self.__dict__.get("_bound")
-        if bound is None:
-            bound = self._diagonal_peak()
-        # |x|^2 by BLAS ddot: an overflow gives inf (refused below) without numpy's warning
-        grown = blas.ddot(vector, vector) * weight + bound  # >= every diagonal entry after it
-        if grown <= STATISTICS_LIMIT:
-            return grown
-        diagonal = self._class_diagonal(label, self._forgetting)
-        with np.errstate(over="ignore"):
-            totals = np.square(vector) * weight  # inf where it overflows: refused below
-            if diagonal is not None:
-                totals[: len(diagonal)] += diagonal
-        if not totals.max() <= STATISTICS_LIMIT:
-            self._refuse_out_of_range(totals, new)
-        return None
-
-    def _check_many_in_range(self, matrix, codes, uniques, weights, new: list, rows) -> None:
-        """`_check_one_in_range` for a mini-batch: every class's statistics after the batch."""
-        if matrix.size == 0:
-            return
-        magnitudes = np.abs(matrix)
-        if magnitudes.max() > 1e150:
-            row, column = np.unravel_index(int(np.argmax(magnitudes > 1e150)), matrix.shape)
-            self._refuse_out_of_range(
-                np.where(np.arange(matrix.shape[1]) == column, np.inf, 0.0),
-                new,
-                f" (row {row_name(rows, row)!r})",
+    def _encode(self, x: dict, grow: bool, with_support: bool = False) -> DenseSample:
+        """``x`` through the index, refusing a call whose encoding re-entered the model (a
+        key's ``__eq__`` or a value's ``__float__`` that learns): its vector no longer fits."""
+        sample = self._index.dense_one(x, grow, with_support)
+        index = self._index
+        if len(sample[0]) != index.offset + len(index.features) + len(sample[1]):
+            raise RuntimeError(
+                "the model changed while x was being encoded (a key's __eq__/__hash__ or a "
+                "value's __float__ called it): the call is refused and changes nothing"
             )
-        squares = matrix * matrix  # <= 1e300 each: no overflow
-        for code, label in enumerate(uniques):
-            in_class = codes == code
-            n_rows = int(in_class.sum())
-            if n_rows == 0:
-                continue
-            masses = self._forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
-            if weights is not None:
-                masses = masses * weights[in_class]
-            diagonal = self._class_diagonal(label, self._forgetting**n_rows)
-            with np.errstate(over="ignore", invalid="ignore"):
-                totals = masses @ squares[in_class]
-                if diagonal is not None:
-                    totals[: len(diagonal)] += diagonal
-            if not totals.max() <= STATISTICS_LIMIT:
-                self._refuse_out_of_range(totals, new)
+        return sample
 
     # ---------------------------------------------------------------- learning
 
@@ -379,21 +335,27 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
 
         A sample of weight ``w`` adds ``w x x^T``, ``w x`` and ``w`` to its class's scatter, sum
         and mass (after the forgetting's decay), so the model is the batch TER with those sample
-        masses. ``w = 0`` is a no-op (the sample is still validated).
+        masses. ``w = 0`` is a no-op (the sample is still validated). A refused sample (an
+        error naming the culprit) changes nothing.
 
         """
         # The usual w = 1.0 and labels of the plain types skip the general checks.
         weight = w if w.__class__ is float and 0.0 <= w <= _MAX_FLOAT else check_real("w", w, 0.0)
         label = y if y.__class__ in _PLAIN_LABELS else check_label(y)
-        vector, new = self._index.dense_one(x, grow=True)
-        if weight == 0.0:
-            return
-        bound = self._check_one_in_range(label, vector, weight, new)
-        self._grow(new)
-        self._learn_dense(self._slot(label), vector, weight)
-        state = self.__dict__  # private attributes: no parameter check (LiveParameters)
-        state["_solution"] = None
-        state["_bound"] = bound
+        with self._lock:
+            stats = self._stats
+            # encode -> check -> observe -> update
+            vector, new, support = self._encode(x, True, stats.sparse_updates)
+            if weight == 0.0:
+                return
+            load = stats.check_sample(label, vector, weight, self._name_of(new))
+            if new or label not in stats.slot:
+                self._check_size(len(new), label not in stats.slot)
+                self._grow(new)
+            slot = self._slot(label)
+            self._solver.observe(stats, slot, vector, weight)
+            stats.update_one(slot, vector, weight, support, load)
+            self._solution = None
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would.
@@ -411,34 +373,39 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         check_paired(X, y)
         weights = sample_weights(w, y)
         check_labels(y)
-        codes, uniques = factorize_labels(y)
-        if weights is not None and not weights.all():
-            self._index.encode_many(X, grow=False)  # validate every row, the left-out ones too
-            kept = weights > 0
-            X, weights = X[kept], weights[kept]
-            codes, first_codes = pd.factorize(codes[kept])  # the classes left, in order
-            uniques = [uniques[code] for code in first_codes]
-        matrix, new = self._index.encode_many(X, grow=True)
-        self._check_many_in_range(matrix, codes, uniques, weights, new, X.index)
-        self._grow(new)
-        if len(codes) == 0:
-            return
-        self._y_name = getattr(y, "name", None)  # river names predict_many's Series after y
-        if self._recursion is not None:
-            # The recursion is sequential by nature: exactly the learn_one loop.
-            row_weights = np.ones(len(codes)) if weights is None else weights
-            for code, row, weight in zip(codes, matrix, row_weights.tolist()):
-                self._learn_dense(self._slot(uniques[code]), row, weight)
-        else:
-            self._solver.invalidate()
+        codes, labels = factorize_labels(y)
+        with self._lock:
+            if weights is not None and not weights.all():
+                self._index.encode_many(X, grow=False)  # validate every row, the left-out too
+                kept = weights > 0
+                X, weights = X[kept], weights[kept]
+                codes, first_codes = pd.factorize(codes[kept])  # the classes left, in order
+                labels = [labels[code] for code in first_codes]
+            # encode -> check -> update
+            matrix, new = self._index.encode_many(X, grow=True)
+            stats = self._stats
+            stats.check_batch(matrix, codes, labels, weights, self._name_of(new), X.index)
+            new_classes = sum(label not in stats.slot for label in labels)
+            if new or new_classes:
+                self._check_size(len(new), new_classes)
+            self._grow(new)
+            if len(codes) == 0:
+                return
+            self._y_name = getattr(y, "name", None)  # river names predict_many's Series after y
+            self._solution = None
+            if self._solver.sequential:  # exactly the learn_one loop
+                row_weights = np.ones(len(codes)) if weights is None else weights
+                for code, row, weight in zip(codes, matrix, row_weights.tolist()):
+                    slot = self._slot(labels[code])
+                    self._solver.observe(stats, slot, row, weight)
+                    stats.update_one(slot, row, weight)
+                return
             # Labels in order of first appearance, as the learn_one loop would register them.
-            for code, label in enumerate(uniques):
+            for code, label in enumerate(labels):
                 rows = codes == code
-                self._stats.update_many(
-                    self._slot(label), matrix[rows], None if weights is None else weights[rows]
-                )
-        self._solution = None
-        self._bound = None
+                row_weights = None if weights is None else weights[rows]
+                stats.update_many(self._slot(label), matrix[rows], row_weights)
+            self._solver.invalidate(stats)
 
     def reset(self) -> NRRLS:
         """Forget every sample and every class, in place, and return the model.
@@ -449,13 +416,10 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         weight 0 until they are seen again) and no growth is needed when they come back.
 
         """
-        self._stats = ClassStatistics(dim=self._index.size, forgetting=self._forgetting)
-        if self._recursion is not None:
-            self._recursion.inverses = []
-        else:
-            self._solver.invalidate()
-        self._solution = None
-        self._bound = 0.0
+        with self._lock:
+            self._stats = ClassStatistics(dim=self._index.size, forgetting=self._forgetting)
+            self._solver.invalidate(self._stats)
+            self._solution = None
         return self
 
     # ------------------------------------------------------------------ merging
@@ -476,37 +440,30 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
                 "global arrival order"
             )
 
+    def _merge_plan(self, other: NRRLS) -> _MergePlan:
+        """Check a merge of ``other`` into this model (parameters, range, size) and say where
+        its columns go, committing nothing."""
+        self._check_mergeable(other)
+        new = [f for f in other._index.features if f not in self._index]
+        position = {**self._index.position, **self._index.provisional(new)}
+        columns = np.array([0] + [position[f] for f in other._index.features], dtype=np.intp)
+        self._stats.check_merge(other._stats, columns, self._name_of(new))
+        new_classes = sum(label not in self._stats.slot for label in other._stats.labels)
+        if new or new_classes:
+            self._check_size(len(new), new_classes, " (merging)")
+        return _MergePlan(new, columns)
+
     def __iadd__(self, other: NRRLS) -> NRRLS:
         """Add the samples ``other`` has learnt, in place: exact, the statistics are additive."""
-        self._check_mergeable(other)
-        self._check_merge_in_range(other)
-        self._grow([f for f in other._index.features if f not in self._index])
-        position = self._index.position
-        columns = np.array([0] + [position[f] for f in other._index.features], dtype=np.intp)
-        self._stats.merge(other._stats, columns)
-        if other._stats.n_classes:
-            self._bound = None  # recomputed at the next learn_one
-        if self._recursion is not None:
-            self._recursion.rebuild(self._stats)
-        else:
-            self._solver.invalidate()
-        self._solution = None
+        with self._lock:
+            plan = self._merge_plan(other)
+            self._grow(plan.new)
+            for label in other._stats.labels:
+                self._slot(label)
+            self._stats.merge(other._stats, plan.columns)
+            self._solver.invalidate(self._stats)
+            self._solution = None
         return self
-
-    def _check_merge_in_range(self, other: NRRLS) -> None:
-        """Refuse a merge whose summed statistics would go beyond `STATISTICS_LIMIT`."""
-        new = [f for f in other._index.features if f not in self._index]
-        provisional = {f: self._index.size + i for i, f in enumerate(new)}
-        position = self._index.position
-        columns = [0] + [position.get(f, provisional.get(f)) for f in other._index.features]
-        for source, label in enumerate(other._stats.labels):
-            totals = np.zeros(self._index.size + len(new))
-            totals[columns] = np.diagonal(other._stats.data[:, :, source])
-            diagonal = self._class_diagonal(label)
-            if diagonal is not None:
-                totals[: len(diagonal)] += diagonal
-            if not totals.max() <= STATISTICS_LIMIT:
-                self._refuse_out_of_range(totals, new, f" (class {label!r} of the merged model)")
 
     def __radd__(self, other: typing.Any) -> NRRLS:
         """``0 + model``: a copy of the model, so that ``sum(models)`` merges a list of models."""
@@ -521,8 +478,7 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         forgetting < 1, raise ``ValueError``.
 
         """
-        self._check_mergeable(other)
-        self._check_merge_in_range(other)
+        self._merge_plan(other)  # refuse before copying
         merged = copy.deepcopy(self)
         merged += other
         return merged
@@ -531,12 +487,17 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
 
     def _outputs(self, x: dict) -> list[float]:
         """w_k . x of every seen class, in the order of ``self._stats.labels``."""
-        vector, _ = self._index.dense_one(x, grow=False)
-        if not self._stats.labels:
-            return []
-        weights = self._solution
-        if weights is None:
-            weights = self._weight_matrix()
+        with self._lock:
+            vector = self._encode(x, False)[0]
+            if not self._stats.labels:
+                return []
+            weights = self._solution
+            if weights is None:
+                weights = self._weight_matrix()
+            return self._products(weights, vector)
+
+    def _products(self, weights: np.ndarray, vector: np.ndarray) -> list[float]:
+        """w_k . x of every row of ``weights``, refusing outputs that overflow."""
         if weights.flags.f_contiguous:
             if _native.outputs is not None:
                 outputs = _native.outputs(weights, vector)  # one compiled call; None: not finite
@@ -555,16 +516,41 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         with np.errstate(over="ignore", invalid="ignore"):
             terms = np.abs(weights * vector).max(axis=0)
         column = int(np.argmax(np.where(np.isnan(terms), np.inf, terms)))
+        name = "the intercept" if column == 0 else f"feature {self._index.feature_at(column)!r}"
         raise ValueError(
-            f"the outputs overflow{where}: {self._column_name(column, [])} has a value too large "
+            f"the outputs overflow{where}: {name} has a value too large "
             "for the model's weights"
         )
 
     def decision_one(self, x: dict) -> dict[typing.Hashable, float]:
-        """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class."""
+        """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class.
+
+        Parameters
+        ----------
+        x
+            A dictionary of features; unseen features are ignored (weight 0), ``None`` values
+            are missing.
+
+        Returns
+        -------
+        ``{label: f_k}`` in the order the classes were first learnt; ``{}`` before learning.
+
+        """
         return dict(zip(self._stats.labels, self._outputs(x)))
 
     def predict_one(self, x: dict) -> typing.Hashable | None:
+        """The class with the largest output ``w_k . x`` (ties go to the class seen first).
+
+        Parameters
+        ----------
+        x
+            A dictionary of features.
+
+        Returns
+        -------
+        A label as it was learnt, or ``None`` before any learning.
+
+        """
         outputs = self._outputs(x)
         if not outputs:
             return None
@@ -574,6 +560,22 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
         return self._stats.labels[max(range(len(outputs)), key=outputs.__getitem__)]
 
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
+        """Class probabilities: the softmax of ``2 f_k / eta`` over the outputs.
+
+        Monotone in the outputs, so its argmax is `predict_one`'s; with two classes and
+        ``tau = 0`` the first class gets ``1 / (1 + exp(-4 f / eta))``, 0.5 on the decision
+        boundary. Always finite, even for outputs near the float range.
+
+        Parameters
+        ----------
+        x
+            A dictionary of features.
+
+        Returns
+        -------
+        ``{label: probability}`` for every seen class; ``{}`` before any learning.
+
+        """
         decision = self.decision_one(x)
         if not decision:
             return {}
@@ -604,10 +606,11 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
     def _outputs_many(self, X: typing.Any) -> np.ndarray:
         """Raw outputs f(x) = w_c^T x of every row (rows) for every seen class (columns)."""
         frame = as_frame(X)
-        matrix, _ = self._index.encode_many(frame, grow=False)
-        if not self._stats.labels:
-            return np.empty((len(matrix), 0))
-        weights = self._weight_matrix()
+        with self._lock:
+            matrix, _ = self._index.encode_many(frame, grow=False)
+            if not self._stats.labels:
+                return np.empty((len(matrix), 0))
+            weights = self._weight_matrix()
         with np.errstate(over="ignore", invalid="ignore"):
             outputs = matrix @ weights.T
         if not np.isfinite(outputs).all():
@@ -731,20 +734,23 @@ class NRRLS(LiveParameters, base.MiniBatchClassifier):
     @property
     def weights(self) -> dict[typing.Hashable, dict[typing.Hashable, float]]:
         """``{label: {feature: weight}}`` (read-only copy)."""
-        if not self._stats.labels:
-            return {}
-        solution = self._weight_matrix()
-        return {label: self._index.to_dict(row) for label, row in zip(self._stats.labels, solution)}
+        with self._lock:
+            if not self._stats.labels:
+                return {}
+            solution = self._weight_matrix()
+            labels = list(self._stats.labels)
+        return {label: self._index.to_dict(row) for label, row in zip(labels, solution)}
 
     @property
     def intercepts(self) -> dict[typing.Hashable, float]:
         """``{label: intercept}`` (0 for every class when ``intercept=False``)."""
-        if not self._stats.labels:
-            return {}
-        solution = self._weight_matrix()
+        with self._lock:
+            if not self._stats.labels:
+                return {}
+            solution = self._weight_matrix()
+            labels = list(self._stats.labels)
         return {
-            label: float(row[0]) if self.intercept else 0.0
-            for label, row in zip(self._stats.labels, solution)
+            label: float(row[0]) if self.intercept else 0.0 for label, row in zip(labels, solution)
         }
 
     @property

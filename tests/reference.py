@@ -50,6 +50,7 @@ import math
 import typing
 
 import numpy as np
+from helpers import is_missing
 
 __all__ = [
     "TERReference",
@@ -60,10 +61,6 @@ __all__ = [
     "assert_model_matches",
     "softmax",
 ]
-
-
-def _is_missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def sample_masses(
@@ -136,7 +133,7 @@ class TERReference:
         features: dict = {}
         for row in rows:
             for name, value in row.items():
-                if not _is_missing(value):
+                if not is_missing(value):
                     features.setdefault(name, None)
         self.features: list = list(features)
         X = np.array([self.dense(row) for row in rows], dtype=float).reshape(len(rows), self.dim)
@@ -180,7 +177,7 @@ class TERReference:
 
     def dense(self, x: dict) -> np.ndarray:
         """``x`` over the reference's columns (unknown features dropped, missing = 0)."""
-        values = [0.0 if _is_missing(x.get(name)) else float(x[name]) for name in self.features]
+        values = [0.0 if is_missing(x.get(name)) else float(x[name]) for name in self.features]
         if self.intercept:
             values.insert(0, 1.0)
         return np.asarray(values, dtype=float)

@@ -10,6 +10,7 @@ every public name of the package and of its public subpackages.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import pathlib
 import re
@@ -33,13 +34,12 @@ PUBLIC_MODULES = (
     "river_nrrls.model_selection",
     "river_nrrls.dask",
     "river_nrrls.cli",
-    "river_nrrls.benchmark",
 )
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> pathlib.Path:
-    out = tmp_path_factory.mktemp("site")
+def build_site(out: pathlib.Path) -> None:
+    """``mkdocs build --strict`` into ``out``, without running the notebooks (which
+    tests/test_notebooks.py runs)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DOCS_EXECUTE_NOTEBOOKS": "false"}
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -49,6 +49,12 @@ def site(tmp_path_factory) -> pathlib.Path:
         text=True,
     )
     assert result.returncode == 0, result.stderr[-5000:]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("site")
+    build_site(out)
     return out
 
 
@@ -129,7 +135,7 @@ def test_readme_links_and_images_work_on_a_package_index_page():
         raw = "https://raw.githubusercontent.com/river-nrrls/river-nrrls/main/"
         for base in (prefix, raw):
             if target.startswith(base):
-                path = target[len(base):].split("#")[0]
+                path = target[len(base) :].split("#")[0]
                 assert (ROOT / path).exists(), f"{target}: {path} is not in the repository"
 
 
@@ -153,3 +159,89 @@ def test_algorithms_page_pointers_name_real_sections():
     assert len(cited) >= 10
     unknown = sorted((name, where) for name, where in cited if name not in headings)
     assert not unknown, f"no such section on the algorithms page: {unknown}"
+
+
+#: Public methods that have no docstring yet, in modules whose docstrings are being written
+#: elsewhere; the test below fails once one of them gets its docstring, so that it leaves this
+#: set (which should then be empty).
+AWAITING_DOCSTRINGS = {
+    "river_nrrls.poly.PolynomialExtender.transform_one",
+    "river_nrrls.model_selection.PolynomialOrderSelector.predict_one",
+    "river_nrrls.model_selection.PolynomialOrderSelector.predict_proba_one",
+    "river_nrrls.ocsca.OCSCA.predict_one",
+    "river_nrrls.ocsca.OCSCA.predict_proba_one",
+}
+
+
+def undocumented_public_methods() -> set[str]:
+    """Public methods and properties of the public classes, defined in this package (on the
+    class or a base of the package), that have no docstring: mkdocstrings leaves them out."""
+    missing = set()
+    objects = [getattr(importlib.import_module(module), name) for module, name in public_names()]
+    classes = {obj for obj in objects if inspect.isclass(obj)}
+    for cls in classes:
+        for attribute in dir(cls):
+            owner = next((k for k in cls.__mro__ if attribute in vars(k)), None)
+            if attribute.startswith("_") or owner is None:
+                continue
+            if not owner.__module__.startswith("river_nrrls"):
+                continue  # river's own methods: documented by river
+            member = inspect.unwrap(vars(owner)[attribute])
+            if isinstance(member, staticmethod | classmethod):
+                member = member.__func__
+            if (inspect.isfunction(member) or isinstance(member, property)) and not member.__doc__:
+                missing.add(f"{cls.__module__}.{cls.__qualname__}.{attribute}")
+    return missing
+
+
+def test_every_public_method_has_a_docstring():
+    missing = undocumented_public_methods()
+    undocumented = sorted(missing - AWAITING_DOCSTRINGS)
+    assert not undocumented, f"no docstring: {undocumented}"
+    documented_now = AWAITING_DOCSTRINGS - missing
+    assert not documented_now, f"documented now, take out of AWAITING_DOCSTRINGS: {documented_now}"
+
+
+def test_api_pages_show_methods_of_private_bases_but_not_the_bases(site):
+    baselines = (site / "api" / "baselines" / "index.html").read_text(encoding="utf-8")
+    for name in ("ARRLS", "IRRLS", "CWClassifier", "AROWClassifier", "ACOGClassifier"):
+        for method in ("predict_one", "predict_proba_one", "decision_one"):
+            assert f'id="river_nrrls.{name}.{method}"' in baselines, f"{name}.{method}"
+    for page in (site / "api").rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "LiveParameters" not in text, f"{page}: a private base in the reference"
+        assert "river_nrrls._" not in text, f"{page}: a private path in the reference"
+
+
+def test_pages_hold_no_control_characters():
+    """A TeX command in a non-raw string ("\\rho") turns into a control character ("\\r")."""
+    for path in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:
+        text = path.read_text(encoding="utf-8")
+        bad = re.findall(r"[\x00-\x08\x0b-\x1f]", text)
+        assert not bad, f"{path}: control characters {bad[:3]}"
+
+
+def test_readme_links_to_the_site_lead_to_pages_and_anchors_of_the_built_site(site):
+    site_url = "https://river-nrrls.github.io/river-nrrls/"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(re.escape(site_url) + r"[^)>\s]*", readme)
+    assert len(links) >= 8
+    for link in links:
+        path, _, anchor = link[len(site_url) :].partition("#")
+        page = site / path / "index.html"
+        assert page.is_file(), f"README links to {link}: no such page"
+        if anchor:
+            assert f'id="{anchor}"' in page.read_text(encoding="utf-8"), f"{link}: no such anchor"
+
+
+def test_a_published_build_runs_the_notebooks(monkeypatch):
+    """mkdocs.yml runs the notebooks unless DOCS_EXECUTE_NOTEBOOKS says otherwise, so that the
+    published site shows their outputs (the builds of the tests switch it off)."""
+    from mkdocs.config import load_config
+
+    monkeypatch.delenv("DOCS_EXECUTE_NOTEBOOKS", raising=False)
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    assert config.plugins["mkdocs-jupyter"].config["execute"] is True
+    monkeypatch.setenv("DOCS_EXECUTE_NOTEBOOKS", "false")
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    assert config.plugins["mkdocs-jupyter"].config["execute"] is False

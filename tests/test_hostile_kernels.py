@@ -3,7 +3,8 @@
 Feature dicts are read where the compiled kernels hold borrowed references (``refill``), so the
 input here is built to change under the reader: keys whose ``__eq__`` or ``__hash__`` insert
 into, delete from or replace values of the dict being encoded, keys that re-enter the model, a
-second thread mutating a dict that the model reads, dict and float subclasses, huge dicts.
+second thread mutating a dict that the model reads, dict and float subclasses, huge dicts (two
+threads on one model: tests/test_refused_calls.py).
 Every test runs on both paths (``kernel_path``) and, in CI, under AddressSanitizer
 (``.ci/sanitize``). What is checked besides surviving: a refused call raises ValueError,
 TypeError or RuntimeError and leaves the model as it was (pickles compared); an accepted one
@@ -277,55 +278,6 @@ def test_a_second_thread_mutating_the_dict_being_learned(key_type, mutate):
         probabilities = copy_.predict_proba_one(clean)
         assert np.isfinite(list(probabilities.values())).all()
     assert _same_weights(model, state)
-
-
-def _two_threads_on_one_model(rows: list, steps: int) -> tuple[NRRLS, list]:
-    """One model, two threads each predicting then learning ``steps`` samples, started
-    together; the model and the exceptions raised in the threads."""
-    model, errors = NRRLS(), []
-    barrier = threading.Barrier(2)
-
-    def work(k):
-        barrier.wait()
-        try:
-            for i in range(steps):
-                x = rows[(7 * i + k) % len(rows)]
-                model.predict_one(x)
-                model.learn_one(x, (i + k) % 3 == 0)
-        except Exception as error:
-            errors.append(error)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return model, errors
-
-
-def test_two_threads_on_one_model_lose_no_update(kernel_path, request):  # noqa: F811
-    # Strict on the Python paths, where the race shows in every run within the budget; the
-    # compiled path runs fewer bytecodes a step and shows it in most runs only.
-    request.applymarker(
-        pytest.mark.xfail(
-            strict=kernel_path == "python",
-            reason="two threads on one model lose updates or fail mid-step (an AttributeError "
-            "in predict_one): the estimator needs a per-model lock, the lead's thin-estimator "
-            "refactor",
-        )
-    )
-    rng = np.random.default_rng(1)
-    rows = [{f"f{j}": float(v) for j, v in enumerate(row)} for row in rng.normal(size=(200, 5))]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        end = time.perf_counter() + 3.0
-        while time.perf_counter() < end:  # trials until the budget is spent
-            model, errors = _two_threads_on_one_model(rows, steps=1500)
-            assert not errors, errors
-            assert sum(model.n_samples.values()) == 2 * 1500
-    finally:
-        sys.setswitchinterval(interval)
 
 
 def _step_unless_refused(model, call: str, x: dict) -> bool:

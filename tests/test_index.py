@@ -180,18 +180,18 @@ def test_column_order_does_not_depend_on_key_order(names, rng):
         _, _, new = index.encode_one({key: x[key] for key in keys})
         index.add(new)
         assert index.position == reference.position
-        vector, _ = index.dense_one({key: x[key] for key in keys}, grow=False)
+        vector = index.dense_one({key: x[key] for key in keys}, grow=False).vector
         assert index.to_dict(vector) == x
 
 
 def test_dense_one_layout_and_fill():
     index = FeatureIndex(offset=1, fill=1.0)
-    vector, new = index.dense_one({"b": 2.0, "a": -1.0})
+    vector, new, _ = index.dense_one({"b": 2.0, "a": -1.0})
     assert new == ["a", "b"]
     assert vector.tolist() == [1.0, -1.0, 2.0]
     assert index.size == 1  # still not committed
     index.add(new)
-    vector, new = index.dense_one({"b": 4.0, "unknown": 3.0}, grow=False)
+    vector, new, _ = index.dense_one({"b": 4.0, "unknown": 3.0}, grow=False)
     assert new == [] and vector.tolist() == [1.0, 0.0, 4.0]
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-import pickle
 
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import pickled_state
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import TERReference, assert_model_matches, model_matrix, relative_error
@@ -36,10 +36,6 @@ SOLVERS = ("cholesky", "woodbury")
 
 def _rtol(solver: str) -> float:
     return RTOL if solver == "cholesky" else RTOL_WOODBURY
-
-
-def _state(model: NRRLS) -> bytes:
-    return pickle.dumps(model)
 
 
 def _stream(n: int, classes, features, seed: int = 0, emerging: bool = True):
@@ -97,10 +93,10 @@ def test_add_is_a_new_model_trained_on_both_and_leaves_operands_untouched(solver
     rows, labels = _stream(80, ("cat", "dog"), ["a", "b", "c", 7], seed=1)
     left, right = _shards(rows, labels, [30], solver=solver, **params)
     left.predict_one(rows[0])  # a cached solution must not leak into the merged model
-    before = _state(left), _state(right)
+    before = pickled_state(left), pickled_state(right)
     merged = left + right
     assert merged is not left and merged is not right
-    assert (_state(left), _state(right)) == before
+    assert (pickled_state(left), pickled_state(right)) == before
     ref = TERReference(rows, labels, **params)
     assert_model_matches(merged, ref, PROBES, _rtol(solver))
     # The operands still are the models of their own shards.
@@ -109,7 +105,7 @@ def test_add_is_a_new_model_trained_on_both_and_leaves_operands_untouched(solver
     )
     # Merging must not share state: learning on the merged model leaves the operands alone.
     merged.learn_one({"a": 1.0, "z": 2.0}, "cat")
-    assert (_state(left), _state(right)) == before
+    assert (pickled_state(left), pickled_state(right)) == before
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -117,11 +113,11 @@ def test_iadd_updates_in_place_and_leaves_the_other_untouched(solver):
     rows, labels = _stream(70, (True, False), ["a", "b", "c"], seed=2)
     left, right = _shards(rows, labels, [25], solver=solver)
     stale = left.decision_one(PROBES[0])  # caches a solution that the merge must invalidate
-    before = _state(right)
+    before = pickled_state(right)
     identity = id(left)
     left += right
     assert id(left) == identity
-    assert _state(right) == before
+    assert pickled_state(right) == before
     assert left.decision_one(PROBES[0]) != stale
     assert_model_matches(left, TERReference(rows, labels), PROBES, _rtol(solver))
     assert left.n_samples == {
@@ -251,10 +247,10 @@ def test_empty_models_merge(solver):
     model = _learnt(rows, labels, solver=solver)
     if solver == "cholesky":
         # Adding nothing is the identity, to the bit (no solution cached in either).
-        assert _state(model + NRRLS()) == _state(model)
-        identity = _state(model)
+        assert pickled_state(model + NRRLS()) == pickled_state(model)
+        identity = pickled_state(model)
         model += NRRLS()
-        assert _state(model) == identity
+        assert pickled_state(model) == identity
         merged = NRRLS() + model
         assert merged.weights == model.weights and merged.intercepts == model.intercepts
     ref = TERReference(rows, labels)
@@ -324,26 +320,26 @@ def test_mismatched_parameters_raise_value_error_naming_the_parameter(name, mine
     rows, labels = _stream(20, ("u", "v"), ["a", "b"], seed=13)
     left = _learnt(rows[:10], labels[:10], **{name: mine})
     right = _learnt(rows[10:], labels[10:], **{name: theirs})
-    before = _state(left), _state(right)
+    before = pickled_state(left), pickled_state(right)
     with pytest.raises(ValueError, match=rf"different {name}\b"):
         left + right
     with pytest.raises(ValueError, match=rf"different {name}\b"):
         right + left
     with pytest.raises(ValueError, match=rf"different {name}\b"):
         left += right
-    assert (_state(left), _state(right)) == before
+    assert (pickled_state(left), pickled_state(right)) == before
 
 
 def test_forgetting_below_one_cannot_be_merged():
     rows, labels = _stream(20, ("u", "v"), ["a", "b"], seed=14)
     left = _learnt(rows[:10], labels[:10], forgetting=0.95)
     right = _learnt(rows[10:], labels[10:], forgetting=0.95)
-    before = _state(left), _state(right)
+    before = pickled_state(left), pickled_state(right)
     with pytest.raises(ValueError, match="forgetting"):
         left + right
     with pytest.raises(ValueError, match="forgetting"):
         left += right
-    assert (_state(left), _state(right)) == before
+    assert (pickled_state(left), pickled_state(right)) == before
 
 
 @pytest.mark.parametrize(
@@ -362,20 +358,20 @@ def test_forgetting_below_one_cannot_be_merged():
 def test_merging_with_something_else_raises_type_error(other):
     rows, labels = _stream(20, ("u", "v"), ["a", "b"], seed=15)
     model = _learnt(rows, labels)
-    before = _state(model)
+    before = pickled_state(model)
     try:
         with pytest.raises(TypeError):
             model + other
         with pytest.raises(TypeError):
             model += other
     finally:
-        assert _state(model) == before
+        assert pickled_state(model) == before
 
 
 @pytest.mark.parametrize("other", [1, 2.5, None, {"a": 1.0}, linear_model.LogisticRegression()])
 def test_something_else_plus_a_model_raises_type_error(other):
     model = _learnt(*_stream(20, ("u", "v"), ["a", "b"], seed=16))
-    before = _state(model)
+    before = pickled_state(model)
     with pytest.raises(TypeError):
         other + model
-    assert _state(model) == before
+    assert pickled_state(model) == before

@@ -13,6 +13,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import pickled_state as _state
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import (
@@ -84,10 +85,6 @@ def _frame(rows: list[dict], start: int = 0) -> pd.DataFrame:
 def _series(labels: list, start: int = 0) -> pd.Series:
     index = pd.RangeIndex(100 + start, 100 + start + len(labels))
     return pd.Series(labels, index=index, dtype=object)
-
-
-def _state(model) -> bytes:
-    return pickle.dumps(model)
 
 
 def _trained(params=None, n=30, seed=0, classes=("cat", 7, ("t", 1))):

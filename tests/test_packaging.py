@@ -1,12 +1,18 @@
-"""Packaging: lazy submodules, a single-sourced version, the typing marker and the licence."""
+"""Packaging: lazy submodules, a single-sourced version, the typing marker and the licence, and
+what the wheels hold (river-nrrls's, and the paper harness's of ``benchmarks/paper``)."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
+import typing
+import zipfile
+
+import pytest
 
 import river_nrrls
 
@@ -17,7 +23,7 @@ HEAVY = (
     "river_nrrls.metrics",
     "river_nrrls.dask",
     "river_nrrls.model_selection",
-    "river_nrrls.benchmark",
+    "river_nrrls_bench",
     "river_nrrls.cli",
     "river.datasets",
     "river.stream",
@@ -114,3 +120,65 @@ def test_changelog_starts_at_0_1_0():
     text = (ROOT / "CHANGELOG.md").read_text()
     assert "keepachangelog.com" in text
     assert "## [0.1.0]" in text
+
+
+# ------------------------------------------------------------------------------- the wheels
+
+#: What a build leaves in a tree (or a virtual environment, CI's .venv) and must not be copied:
+#: a stale build/lib would end up in the wheel.
+_NOT_SOURCES = (".git", ".venv", "build", "dist", "site", "*.egg-info", "__pycache__", "*.so")
+
+
+class Wheel(typing.NamedTuple):
+    names: list[str]  # the files it holds
+    requires: list[str]  # its Requires-Dist lines
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory) -> dict[str, Wheel]:
+    """The file names in the wheels of river-nrrls and of the paper harness, built by pip (with
+    build isolation, as users build them) from a clean copy of this tree."""
+    tree = tmp_path_factory.mktemp("tree") / "river-nrrls"
+    shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(*_NOT_SOURCES))
+    out = tmp_path_factory.mktemp("wheels")
+    for project in (tree, tree / "benchmarks" / "paper"):
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", str(project), "--no-deps", "-q", "-w", str(out)],
+            check=True,
+            capture_output=True,
+        )
+    found = {}
+    for path in out.glob("*.whl"):
+        with zipfile.ZipFile(path) as wheel:
+            names = wheel.namelist()
+            metadata = next(name for name in names if name.endswith(".dist-info/METADATA"))
+            lines = wheel.read(metadata).decode().splitlines()
+        requires = [line.split(": ", 1)[1] for line in lines if line.startswith("Requires-Dist:")]
+        found[path.name.split("-")[0]] = Wheel(names, requires)
+    return found
+
+
+def test_the_wheel_holds_the_package_and_not_the_paper_harness(wheels):
+    names, requires = wheels["river_nrrls"]
+    version = river_nrrls.__version__
+    assert {name.split("/")[0] for name in names} == {
+        "river_nrrls",
+        f"river_nrrls-{version}.dist-info",
+    }
+    for needed in ("__init__.py", "_threads.py", "py.typed", "cli/__init__.py", "cli/evaluate.py"):
+        assert f"river_nrrls/{needed}" in names, needed
+    assert sum(name.endswith(".csv.gz") for name in names) == len(river_nrrls.datasets.NAMES)
+    assert not [name for name in names if "bench" in name or name.startswith("river_nrrls/test")]
+    assert "threadpoolctl>=3.1" in requires
+    assert not [r for r in requires if "extra ==" not in r and "matplotlib" in r]  # bench extra
+
+
+def test_the_harness_is_a_wheel_of_its_own(wheels):
+    names, requires = wheels["river_nrrls_bench"]
+    assert {name.split("/")[0] for name in names} == {
+        "river_nrrls_bench",
+        f"river_nrrls_bench-{river_nrrls.__version__}.dist-info",
+    }
+    for module in ("__init__", "command", "protocol", "report", "stats", "stream", "plots"):
+        assert f"river_nrrls_bench/{module}.py" in names, module
+    assert "river-nrrls" in requires and "matplotlib>=3.8" in requires

@@ -1,36 +1,106 @@
-"""The README's Quick start is what CI runs, and its usage snippet works."""
+"""The README shows what really happens.
+
+- Its Quick start has exactly two commands, and the second is what CI runs (the last line of
+  ``.ci/run``).
+- The output shown for ``river-nrrls evaluate`` is what the command prints (every column but
+  the time and memory, which depend on the machine).
+- Every Python example is followed by the output it prints: each one runs on its own, in a
+  fresh namespace, and must print exactly that.
+- The comparison excerpt has the figures of the committed benchmark results.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from pathlib import Path
 
+import pytest
+
+from river_nrrls import cli
+
 ROOT = Path(__file__).parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+#: A Python example and, right after it, the text block of what it prints.
+EXAMPLE = re.compile(r"```python\n(.*?)```\n\n```text\n(.*?)```", re.S)
+
+
+def _section(title: str) -> str:
+    return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
 def _quick_start_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```sh\n(.*?)\n```", section, flags=re.S)
+    return re.findall(r"```sh\n(.*?)\n```", _section("Quick start"), flags=re.S)
 
 
 def test_quick_start_has_exactly_two_commands():
     commands = _quick_start_commands()
     assert len(commands) == 2
     install_and_run, install_and_test = commands
-    assert "river-nrrls evaluate" in install_and_run and "pip install" in install_and_run
-    assert '".[test]"' in install_and_test and "pytest" in install_and_test
+    assert install_and_run == (
+        "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/river-nrrls evaluate"
+    )
+    assert install_and_test == (
+        'python3 -m venv .venv && .venv/bin/pip install -q ".[test]" && .venv/bin/python -m pytest'
+    )
 
 
-def test_ci_runs_the_readme_test_command():
-    ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert _quick_start_commands()[1] in ci_lines
+def test_ci_runs_the_readme_test_command_last():
+    ci_lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip()]
+    assert ci_lines[-1] == _quick_start_commands()[1]
 
 
-def test_usage_snippet_runs():
-    text = (ROOT / "README.md").read_text()
-    snippet = text.split("## Usage", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
-    namespace: dict = {}
-    exec(compile(snippet, "README usage", "exec"), namespace)  # noqa: S102 - our own README
-    model = namespace["model"]
-    assert set(model.weights) == {True, False}
+def test_quick_start_output_is_what_evaluate_prints():
+    shown = re.search(r"```text\n(.*?)```", _section("Quick start"), re.S)
+    assert shown is not None
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert cli.main(["evaluate"]) == 0
+
+    def without_time_and_memory(text: str) -> list[list[str]]:
+        lines = text.strip().splitlines()
+        return [lines[0].split()] + [line.split()[:4] for line in lines[1:]]
+
+    assert without_time_and_memory(printed.getvalue()) == without_time_and_memory(shown.group(1))
+
+
+def _examples() -> list[tuple[str, str]]:
+    return EXAMPLE.findall(README)
+
+
+def test_every_python_example_shows_its_output():
+    blocks = re.findall(r"```python\n", README)
+    assert len(_examples()) == len(blocks) >= 3  # no Python block without its output
+
+
+@pytest.mark.parametrize("number", range(len(_examples())))
+def test_python_example_prints_what_the_readme_shows(number):
+    code, shown = _examples()[number]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, f"README example {number + 1}", "exec"), {})
+    assert printed.getvalue() == shown
+
+
+def _table(text: str, header: str) -> list[list[str]]:
+    """The rows of the markdown table whose header line starts with ``header``."""
+    block = text.split(header, 1)[1].split("\n\n", 1)[0]
+    rows = block.splitlines()[2:]  # after the rest of the header line and the separator
+    return [[cell.strip().strip("*") for cell in row.strip("|").split("|")] for row in rows]
+
+
+def test_comparison_excerpt_has_the_committed_figures():
+    results = (ROOT / "benchmarks" / "results" / "paper" / "README.md").read_text("utf-8")
+    polynomial_part, inputs_part = results.split("**Inputs**", 1)
+    header = "| place | learner |"
+    # learner: (average G-mean, average rank) in each table of the results
+    polynomial = {row[1]: (row[2], row[3]) for row in _table(polynomial_part, header)}
+    inputs = {row[1]: (row[2], row[3]) for row in _table(inputs_part, header)}
+    excerpt = _table(_section("How it compares"), "| learner |")
+    assert len(excerpt) >= 5
+    for learner, *figures in excerpt:
+        name = learner.split(",")[0].strip()
+        assert name in polynomial, f"{name}: not a learner of the results"
+        assert figures == [*polynomial[name], *inputs[name]], name

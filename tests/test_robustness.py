@@ -172,9 +172,11 @@ def test_outputs_that_overflow_are_refused_naming_the_feature():
     model = NRRLS(l2=1e-30)
     for x, y in [({"a": 1e-10}, True), ({"a": -1e-10}, False)]:
         model.learn_one(x, y)
-    assert abs(model.weights[True]["a"]) > 10
-    with pytest.raises(ValueError, match="overflow.*'a'"):
-        model.predict_one({"a": 1e308})
+    assert abs(model.weights[True]["a"]) > 1e9
+    for predict in (model.predict_one, model.predict_proba_one, model.decision_one):
+        for value in (1e300, 1e308):
+            with pytest.raises(ValueError, match="overflow.*'a'"):
+                predict({"a": value})
     with pytest.raises(ValueError, match="overflow at row 1.*'a'"):
         model.predict_proba_many(pd.DataFrame({"a": [1.0, 1e308]}))
 

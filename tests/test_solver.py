@@ -332,7 +332,7 @@ def test_the_stale_factor_is_exact_at_extreme_scales_of_the_weights(params):
 def test_woodbury_solver_is_untouched_by_the_solver_strategy():
     rows, labels = _stream(60, 6, seed=10)
     model = NRRLS(solver="woodbury")
-    assert model._solver is None
+    assert not isinstance(model._solver, _solver.SystemSolver)  # the paper's recursion
     for x, y in zip(rows, labels):
         model.predict_one(x)
         model.learn_one(x, y)
@@ -351,7 +351,9 @@ def test_cg_falls_back_to_a_direct_solve_when_it_does_not_converge(monkeypatch):
 def test_the_solver_strategy_is_not_a_parameter():
     """Same API: the choice of path is internal state, not a hyper-parameter."""
     params = NRRLS()._get_params()
-    assert set(params) == {"l2", "reweight", "tau", "eta", "intercept", "forgetting", "solver"}
+    assert set(params) == {
+        "l2", "reweight", "tau", "eta", "intercept", "forgetting", "solver", "max_size"
+    }
     assert isinstance(NRRLS(), base.Classifier)
 
 

@@ -64,7 +64,7 @@ def test_sparse_and_dense_updates_give_the_same_statistics():
     dense = NRRLS()
     dense._grow(sparse._index.features)  # every column known up front: same layout
     for x, y in zip(rows, labels):
-        vector, _ = dense._index.dense_one(x)
+        vector = dense._index.dense_one(x).vector
         # every column as the support: the dense rank-1 update of the same sample
         dense._stats.update_one(dense._slot(y), np.array(vector), 1.0, np.arange(len(vector)))
     for c in range(2):

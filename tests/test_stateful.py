@@ -15,6 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
+from helpers import is_missing, pickled_state
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -73,29 +74,18 @@ WEIGHT = st.one_of(
 NOT_A_DICT = st.sampled_from([None, [1.0], "a", 3.0, pd.Series({"a": 1.0})])
 
 
-def _is_missing(value) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def _normalised(x: dict) -> dict:
     """An accepted sample as the reference reads it: floats, missing values left out."""
-    return {name: float(value) for name, value in x.items() if not _is_missing(value)}
-
-
-def _state(model) -> bytes:
-    """The learnt state (a pipeline's steps: river's pipeline also caches its plan)."""
-    if hasattr(model, "steps"):
-        return pickle.dumps(list(model.steps.values()))
-    return pickle.dumps(model)
+    return {name: float(value) for name, value in x.items() if not is_missing(value)}
 
 
 def _try(model, call) -> bool:
     """Run ``call``; True if it was accepted, False if refused (the state must be unchanged)."""
-    before = _state(model)
+    before = pickled_state(model)
     try:
         call()
     except (ValueError, TypeError):
-        assert _state(model) == before, "a refused call changed the model"
+        assert pickled_state(model) == before, "a refused call changed the model"
         return False
     return True
 
@@ -304,13 +294,13 @@ class Models(RuleBasedStateMachine):
         if accepted:
             for x, y in rows:
                 self._accept(x, y, 1.0)
-        before = _state(self.pipeline)
+        before = pickled_state(self.pipeline)
         try:
             merged = merge(self.pipeline, other_pipeline)
         except ValueError:
-            assert _state(self.pipeline) == before
+            assert pickled_state(self.pipeline) == before
         else:
-            assert _state(self.pipeline) == before  # merge builds a new pipeline
+            assert pickled_state(self.pipeline) == before  # merge builds a new pipeline
             self.pipeline = merged
             for x, y in rows:
                 self.pipeline_rows.append(self.poly.transform_one(_normalised(x)))

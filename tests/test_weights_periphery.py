@@ -225,14 +225,3 @@ def test_baselines_on_a_weighted_stream(cls):
         _weighted(samples, [1.0 + i % 2 for i in range(60)]), cls(), metric
     )
     assert 0.0 <= metric.get() <= 1.0
-
-
-def test_readme_sample_weights_snippet_runs():
-    import pathlib
-
-    text = (pathlib.Path(__file__).parents[1] / "README.md").read_text()
-    section = text.split("## Sample weights", 1)[1].split("\n## ", 1)[0]
-    snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
-    namespace: dict = {}
-    exec(compile(snippet, "README sample weights", "exec"), namespace)  # noqa: S102
-    assert "weighted" in namespace

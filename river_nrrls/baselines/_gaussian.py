@@ -96,7 +96,7 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
         """
         weight = check_real("w", w, low=0.0)
         sign = label_sign(y)  # y in {-1, +1}
-        vector, new_features = self._index.dense_one(x, grow=True)
+        vector, new_features, _ = self._index.dense_one(x, grow=True)
         if weight == 0.0:
             return
         self._grow(new_features)
@@ -106,10 +106,11 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
 
     def decision_one(self, x: dict) -> float:
         """The margin ``mu . x`` (features not seen yet have weight 0)."""
-        vector, _ = self._index.dense_one(x, grow=False)
+        vector = self._index.dense_one(x, grow=False).vector
         return float(self._mean @ vector)
 
     def predict_one(self, x: dict) -> bool:
+        """``True`` when the margin ``mu . x`` is at least 0 (so ``True`` before any learning)."""
         return self.decision_one(x) >= 0.0
 
     def predict_proba_one(self, x: dict) -> dict[bool, float]:
@@ -118,7 +119,7 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
         Features not seen yet count with their prior variance.
 
         """
-        vector, _ = self._index.dense_one(x, grow=True)  # unseen features at the end
+        vector = self._index.dense_one(x, grow=True).vector  # unseen features at the end
         known = vector[: len(self._mean)]
         margin = float(self._mean @ known)  # mu . x
         unseen = vector[len(self._mean) :]

@@ -6,31 +6,14 @@ import typing
 
 import numpy as np
 from river import base, utils
-from scipy.linalg import blas
 
 from .._checks import check_bool, check_label, check_real
 from .._index import FeatureIndex
 from .._parameters import LiveParameters
+from .._solver import inverse_step
 from .._woodbury import grow_inverse
 
-__all__ = ["OneVsRestLeastSquares", "grow_inverse", "inverse_step"]
-
-
-def inverse_step(
-    inverse: np.ndarray, x: np.ndarray, inverse_weight: float
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """Add the sample ``x`` with weight ``gamma = 1 / inverse_weight`` to ``P`` (Sherman-Morrison).
-
-    ``inverse`` is ``P = (sum_i gamma_i x_i x_i^T + b I)^{-1}`` (Fortran order, upper triangle
-    authoritative), updated in place whenever BLAS can. Returns the new ``P``, the old ``P x``
-    and ``1/gamma + x^T P x``: the RLS gain is ``g = gamma P_new x = P x / (1/gamma + x^T P x)``.
-
-    """
-    px = blas.dsymv(1.0, inverse, x, lower=0)  # P x
-    denominator = inverse_weight + float(x @ px)  # 1/gamma + x^T P x
-    # P <- P - gamma P x x^T P / (1 + gamma x^T P x)
-    inverse = blas.dsyr(-1.0 / denominator, px, lower=0, a=inverse, overwrite_a=1)
-    return inverse, px, denominator
+__all__ = ["OneVsRestLeastSquares", "grow_inverse", "inverse_step"]  # the shared step
 
 
 class OneVsRestLeastSquares(LiveParameters, base.Classifier):
@@ -71,11 +54,11 @@ class OneVsRestLeastSquares(LiveParameters, base.Classifier):
     ) -> tuple[typing.Hashable, np.ndarray, list]:
         """Validate a sample without touching the model: its label, dense vector, new features."""
         label = check_label(y)
-        vector, new_features = self._index.dense_one(x, grow=True)
+        vector, new_features, _ = self._index.dense_one(x, grow=True)
         return label, vector, new_features
 
     def _dense(self, x: dict) -> np.ndarray:
-        vector, _ = self._index.dense_one(x, grow=False)
+        vector = self._index.dense_one(x, grow=False).vector
         return vector
 
     def _add_class(self, label: typing.Hashable) -> int:
@@ -92,6 +75,11 @@ class OneVsRestLeastSquares(LiveParameters, base.Classifier):
         return dict(zip(self._labels, (self._weight_matrix() @ vector).tolist()))
 
     def predict_one(self, x: dict) -> typing.Hashable | None:
+        """The class with the largest output ``w_k . x``; ``None`` before any learning.
+
+        Ties go to the class seen first.
+
+        """
         decision = self.decision_one(x)
         if not decision:
             return None

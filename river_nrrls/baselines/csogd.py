@@ -229,9 +229,12 @@ class CSOGDClassifier(LiveParameters, base.Classifier):
         return {True: score, False: -score}
 
     def predict_one(self, x: dict) -> bool:
+        """``True`` when the score ``w . x`` is at least 0 (so ``True`` before any learning)."""
         return self._score_one(x) >= 0.0
 
     def predict_proba_one(self, x: dict) -> dict[bool, float]:
+        """``{False: sigmoid(-w . x), True: sigmoid(w . x)}``: a monotone map of the score, not
+        a calibrated probability."""
         return binary_proba(self._score_one(x))
 
     # -------------------------------------------------------------- inspection

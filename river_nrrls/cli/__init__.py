@@ -2,17 +2,19 @@
 
 Subcommands live in the `COMMANDS` registry: a name mapped to a `Command` (a help
 line, a function that adds the subcommand's options to its parser and a function that runs it).
-A module adds a subcommand with `register_command`, called when the module is imported:
-``evaluate`` (`river_nrrls.cli.evaluate`, imported by this package) and ``benchmark``
-(`river_nrrls.benchmark`, one of the `COMMAND_MODULES`, imported when they exist before the
-parser is built, so that such a subcommand appears by itself once its module is written).
+A module adds a subcommand with `register_command`, called when the module is imported. The
+`COMMAND_MODULES` are imported (those that exist) before the parser is built: ``evaluate``
+(`river_nrrls.cli.evaluate`) and ``benchmark``, whose module belongs to another distribution
+(`EXTERNAL_COMMANDS`: the paper's benchmark harness, ``river_nrrls_bench``, is not part of this
+package); while it is not installed, a stand-in of the subcommand says how to install it.
 
 A subcommand's ``run(args)`` returns the exit code. It reports a problem with the user's input
 (a bad file, an unknown name) by raising `UsageError`: `main` prints its message as
-one line on stderr and exits with code 2, never with a traceback.
+one line on stderr and exits with code 2, never with a traceback. `ProgressBar` and
+`positive_int` (an argparse type) serve every subcommand.
 
 The names of ``evaluate`` that a script may want (`evaluate_models`, `read_csv`, the model
-registry) are re-exported here.
+registry) are re-exported here (imported on first access).
 """
 
 from __future__ import annotations
@@ -29,14 +31,18 @@ import typing
 __all__ = [
     "COMMANDS",
     "COMMAND_MODULES",
+    "EXTERNAL_COMMANDS",
     "Command",
+    "ExternalCommand",
     "MODELS",
     "ModelSpec",
+    "ProgressBar",
     "Result",
     "UsageError",
     "build_parser",
     "evaluate_models",
     "main",
+    "positive_int",
     "read_csv",
     "register_command",
     "register_model",
@@ -65,8 +71,34 @@ class Command:
 #: Subcommands by name, in the order they appear in ``--help``.
 COMMANDS: dict[str, Command] = {}
 
+
+class ExternalCommand(typing.NamedTuple):
+    """A subcommand whose module belongs to another distribution, and how to install it."""
+
+    module: str
+    help: str
+    install: str
+
+
+#: Subcommands of other distributions, by name: their module registers them when it is
+#: installed; otherwise a stand-in prints the instruction to install it.
+EXTERNAL_COMMANDS: dict[str, ExternalCommand] = {
+    "benchmark": ExternalCommand(
+        module="river_nrrls_bench",
+        help="reproduce the NR-RLS paper's comparison (the river-nrrls-bench package)",
+        install=(
+            "the paper's benchmark is the separate package river-nrrls-bench: from a clone of "
+            "the repository, pip install ./benchmarks/paper (or run python "
+            "benchmarks/paper/run.py)"
+        ),
+    ),
+}
+
 #: Modules imported (if they exist) before the parser is built; each registers its subcommand.
-COMMAND_MODULES: tuple[str, ...] = ("river_nrrls.benchmark",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "river_nrrls.cli.evaluate",
+    *(command.module for command in EXTERNAL_COMMANDS.values()),
+)
 
 
 def register_command(
@@ -85,12 +117,34 @@ def _import_command_modules() -> None:
         # find_spec, not a caught ImportError: an import error *inside* a module must show.
         if importlib.util.find_spec(module) is not None:
             importlib.import_module(module)
+    for name, external in EXTERNAL_COMMANDS.items():
+        if name not in COMMANDS:
+            _register_stand_in(name, external)
+
+
+def _register_stand_in(name: str, external: ExternalCommand) -> None:
+    """``name`` while its distribution is not installed: any arguments, one line saying how."""
+
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.set_defaults(takes_any_arguments=True)
+
+    def run(args: argparse.Namespace) -> int:
+        raise UsageError(external.install)
+
+    register_command(
+        name,
+        f"{external.help}; not installed",
+        add_arguments,
+        run,
+        description=f"{external.help}.\n\nNot installed: {external.install}.",
+    )
 
 
 # ------------------------------------------------------------------------ shared helpers
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """An argparse ``type``: ``text`` as an integer of at least 1."""
     try:
         value = int(text)
     except ValueError:
@@ -100,7 +154,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-class _ProgressBar:
+class ProgressBar:
     """A one-line progress bar on a text stream (nothing at all when disabled)."""
 
     def __init__(self, label: str, total: int, stream: typing.TextIO | None, width: int = 30):
@@ -156,7 +210,9 @@ def main(argv: typing.Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown and not getattr(args, "takes_any_arguments", False):
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")  # as parse_args does
     except SystemExit as exit_:  # --help, or a usage error already printed by argparse
         if exit_.code is None:
             return 0
@@ -183,12 +239,22 @@ def _silence_stdout() -> None:
         pass
 
 
-# The evaluate command registers itself when imported; its names are re-exported.
-from .evaluate import (  # noqa: E402
-    MODELS,
-    ModelSpec,
-    Result,
-    evaluate_models,
-    read_csv,
-    register_model,
-)
+# --------------------------------------------------------------- the names of ``evaluate``
+
+_EVALUATE_NAMES = {"MODELS", "ModelSpec", "Result", "evaluate_models", "read_csv", "register_model"}
+
+if typing.TYPE_CHECKING:  # pragma: no cover - static analysers see the names
+    from .evaluate import MODELS, ModelSpec, Result, evaluate_models, read_csv, register_model
+
+
+def __getattr__(name: str) -> typing.Any:
+    """The names of `river_nrrls.cli.evaluate` re-exported here, imported on first access."""
+    if name in _EVALUATE_NAMES:
+        value = getattr(importlib.import_module(".evaluate", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _EVALUATE_NAMES)

@@ -56,7 +56,7 @@ from river import (
 from .. import datasets
 from .._index import check_value
 from ..nrrls import NRRLS
-from . import UsageError, _positive_int, _ProgressBar, register_command
+from . import ProgressBar, UsageError, positive_int, register_command
 
 __all__ = [
     "MODELS",
@@ -204,7 +204,7 @@ class Result:
 
 
 def _score(
-    model: base.Classifier, samples: list[Sample], bar: _ProgressBar
+    model: base.Classifier, samples: list[Sample], bar: ProgressBar
 ) -> tuple[float, float, float, float]:
     """Progressive validation of ``model``: G-mean, balanced accuracy, accuracy and seconds."""
     g_mean, balanced_accuracy, accuracy = (
@@ -248,7 +248,7 @@ def evaluate_models(
             model, stream = build_model(name, scale=scale), boolean_samples
         else:
             model, stream = build_model(name, one_vs_rest=True, scale=scale), samples
-        bar = _ProgressBar(name.ljust(width), len(samples), progress)
+        bar = ProgressBar(name.ljust(width), len(samples), progress)
         g_mean, balanced_accuracy, accuracy, seconds = _score(model, stream, bar)
         memory_bytes = model._raw_memory_usage  # the trained model's object graph
         results.append(
@@ -510,7 +510,7 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument(
-        "--limit", type=_positive_int, metavar="N", help="stop after the first N samples"
+        "--limit", type=positive_int, metavar="N", help="stop after the first N samples"
     )
     parser.add_argument(
         "--shuffle",

@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from ..baselines import ARRLS, IRRLS
-from ..nrrls import NRRLS
+from river_nrrls import ARRLS, IRRLS, NRRLS
+
 from .protocol import B, as_dicts, fit_ter, load_matrix
 
 __all__ = ["time_per_sample", "weight_norms"]

@@ -1,6 +1,9 @@
-"""Tests of ``river-nrrls benchmark``: one ``--quick`` run checked end to end, and its pieces.
+"""The NR-RLS paper's protocol, ``river-nrrls benchmark`` (the harness ``river_nrrls_bench`` of
+``benchmarks/paper``): one ``--quick`` run checked end to end, its pieces, and the command
+without the harness installed.
 
-The quick run (3 small data sets, 2 runs of 2-fold CV) is executed once per module; the tests
+The quick run (3 small data sets, 2 runs of 2-fold CV) is executed once per module, as from a
+clone (``python benchmarks/paper/run.py --quick``); the tests
 then check that every output exists and parses, that NR-RLS predicted exactly like the batch
 TER on every fold, that the ranks follow the G-means and that the statistics are finite. The
 pieces are checked against independent references: the TER solution against an augmented
@@ -10,9 +13,10 @@ critical values against Demsar's (2006) table, the Friedman statistic against it
 
 from __future__ import annotations
 
-import io
 import itertools
 import math
+import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -26,9 +30,12 @@ from hypothesis import strategies as st
 from river import metrics
 
 from river_nrrls import NRRLS, PolynomialExtender, cli, datasets
-from river_nrrls.benchmark import protocol
-from river_nrrls.benchmark import stats as bstats
-from river_nrrls.benchmark import stream as bstream
+from river_nrrls_bench import protocol
+from river_nrrls_bench import stats as bstats
+from river_nrrls_bench import stream as bstream
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+HARNESS = ROOT / "benchmarks" / "paper"
 
 QUICK_FILES = (
     "README.md",
@@ -51,16 +58,26 @@ QUICK_FILES = (
 # ------------------------------------------------------------------------ the quick run
 
 
+def _clone_environment(*paths: pathlib.Path) -> dict[str, str]:
+    """The environment with ``paths`` first on PYTHONPATH (river_nrrls from this clone, whether
+    it is installed or not)."""
+    pythonpath = [str(path) for path in paths] + [os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, pythonpath))}
+
+
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("quick")
-    stdout = io.StringIO()
-    saved, sys.stdout = sys.stdout, stdout
-    try:
-        code = cli.main(["benchmark", "--quick", "--jobs", "2", "--no-progress", "--out", str(out)])
-    finally:
-        sys.stdout = saved
-    return code, out, stdout.getvalue()
+    completed = subprocess.run(
+        [sys.executable, str(HARNESS / "run.py"), "--quick", "--jobs", "2", "--no-progress"]
+        + ["--out", str(out)],
+        env=_clone_environment(ROOT),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.stderr == "", completed.stderr
+    return completed.returncode, out, completed.stdout
 
 
 def _markdown_tables(text: str) -> list[list[list[str]]]:
@@ -254,8 +271,8 @@ def test_stream_gmean_matches_river():
 # ------------------------------------------------------------------------- the CLI edges
 
 
-def test_missing_matplotlib_exits_2_naming_the_extra(tmp_path, monkeypatch, capsys):
-    from river_nrrls.benchmark import command
+def test_missing_matplotlib_exits_2_naming_it(tmp_path, monkeypatch, capsys):
+    from river_nrrls_bench import command
 
     real = command.importlib.util.find_spec
     monkeypatch.setattr(
@@ -265,7 +282,7 @@ def test_missing_matplotlib_exits_2_naming_the_extra(tmp_path, monkeypatch, caps
     )
     assert cli.main(["benchmark", "--quick", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "river-nrrls[bench]" in err and "matplotlib" in err
+    assert err.count("\n") == 1 and "pip install matplotlib" in err
     assert not (tmp_path / "x").exists()
 
 
@@ -273,14 +290,55 @@ def test_import_does_not_need_matplotlib():
     code = textwrap.dedent(
         """
         import sys
-        import river_nrrls, river_nrrls.benchmark, river_nrrls.cli
-        import river_nrrls.benchmark.plots, river_nrrls.benchmark.curves
+        import river_nrrls, river_nrrls_bench, river_nrrls.cli
+        import river_nrrls_bench.plots, river_nrrls_bench.curves
         river_nrrls.cli.build_parser()
         assert "matplotlib" not in sys.modules, "matplotlib imported eagerly"
         assert "imblearn" not in sys.modules
         """
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, env=_clone_environment(ROOT, HARNESS))
+
+
+def _without_the_harness(monkeypatch) -> None:
+    """This process as if river_nrrls_bench were not installed (and its command not registered)."""
+    monkeypatch.setitem(sys.modules, "river_nrrls_bench", None)  # find_spec: None
+    others = {name: command for name, command in cli.COMMANDS.items() if name != "benchmark"}
+    monkeypatch.setattr(cli, "COMMANDS", others)
+
+
+def test_without_the_harness_the_command_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    _without_the_harness(monkeypatch)
+    argv = ["benchmark", "--quick", "--jobs", "2", "--out", str(tmp_path / "x")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("river-nrrls benchmark: error: ")
+    assert "river-nrrls-bench" in err and "pip install ./benchmarks/paper" in err
+    assert not (tmp_path / "x").exists()
+    assert cli.main(["--help"]) == 0
+    assert "not installed" in capsys.readouterr().out
+    assert cli.main(["evaluate", "--no-such-option"]) == 2  # other commands: no such leniency
+    assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
+def test_without_the_harness_from_a_fresh_interpreter():
+    """``python -m river_nrrls benchmark --quick`` where river_nrrls_bench cannot be imported."""
+    code = textwrap.dedent(
+        """
+        import runpy, sys
+        sys.modules["river_nrrls_bench"] = None
+        sys.argv = ["river_nrrls", "benchmark", "--quick"]
+        runpy.run_module("river_nrrls", run_name="__main__")
+        """
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], env=_clone_environment(ROOT), capture_output=True, text=True
+    )
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    assert completed.stderr.count("\n") == 1
+    assert "pip install ./benchmarks/paper" in completed.stderr
 
 
 def test_unknown_dataset_is_a_usage_error(tmp_path, capsys):

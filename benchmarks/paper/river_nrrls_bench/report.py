@@ -2,7 +2,7 @@
 
 `write_protocol_outputs` turns what the paper's protocol measured (an `Outcome`) into the
 files of ``--out``; `write_long_stream_outputs` does the same for ``--long-stream``. Nothing
-here runs a learner: the runs are in `river_nrrls.benchmark.protocol`, `.curves` and `.stream`,
+here runs a learner: the runs are in `river_nrrls_bench.protocol`, `.curves` and `.stream`,
 the statistics in `.stats`, the figures in `.plots` (matplotlib, imported only here, when the
 files are written).
 """
@@ -19,7 +19,8 @@ import platform
 import numpy as np
 import pandas as pd
 
-from .. import __version__, datasets
+from river_nrrls import __version__, datasets
+
 from .protocol import DESCRIPTIONS, ONLINE_LEARNERS, Settings, rm_columns
 from .stats import Comparison, compare
 

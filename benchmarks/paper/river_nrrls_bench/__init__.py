@@ -1,4 +1,9 @@
-"""The benchmark harness behind ``river-nrrls benchmark``.
+"""The NR-RLS paper's benchmark: the harness behind ``river-nrrls benchmark``.
+
+The distribution ``river-nrrls-bench`` (the folder ``benchmarks/paper`` of the river-nrrls
+repository), kept out of the ``river-nrrls`` package that users install: ``pip install
+./benchmarks/paper`` from a clone adds the subcommand, and ``python benchmarks/paper/run.py``
+runs it from a clone without installing it.
 
 Importing this package registers the ``benchmark`` subcommand of `river_nrrls.cli`. Its
 modules, in the order the data flows:
@@ -16,5 +21,7 @@ modules, in the order the data flows:
 from __future__ import annotations
 
 from .command import QUICK_DATASETS, blas_environment
+
+__version__ = "0.1.0"
 
 __all__ = ["QUICK_DATASETS", "blas_environment"]

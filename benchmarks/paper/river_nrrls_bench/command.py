@@ -22,8 +22,8 @@ stream (the paper's Fig. 2(a)) and the time per sample against samples seen (Fig
 ``--long-stream`` runs a synthetic imbalanced stream (200,000 samples by default) instead:
 throughput and prequential G-mean over time of NR-RLS, RLS, AR-RLS and river's learners.
 
-The figures need matplotlib (``pip install 'river-nrrls[bench]'``); it is imported only when
-the command runs, so ``import river_nrrls`` and the other commands work without it.
+The figures need matplotlib (a dependency of this package); it is imported only when a figure
+is drawn, so ``river-nrrls --help`` and the other commands work without it.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ import typing
 
 import pandas as pd
 
-from .. import cli, datasets
+from river_nrrls import cli, datasets
+
 from .protocol import Settings, Task
 from .report import (
     TIME_DATASET,
@@ -56,16 +57,11 @@ __all__ = ["QUICK_DATASETS", "blas_environment"]
 #: The data sets of ``--quick``.
 QUICK_DATASETS: tuple[str, ...] = ("Bupa", "Heart", "Sonar")
 DEFAULT_OUT = "benchmark-results"
-BENCH_EXTRA = "river-nrrls[bench]"
 
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 # ------------------------------------------------------------------------------ arguments
-
-
-def _positive_int(text: str) -> int:
-    return cli._positive_int(text)
 
 
 def _dataset_list(text: str) -> list[str]:
@@ -102,7 +98,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=cli.positive_int,
         default=1,
         metavar="N",
         help="worker processes, one (data set, run) task at a time each (default: 1)",
@@ -115,7 +111,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--runs",
-        type=_positive_int,
+        type=cli.positive_int,
         metavar="N",
         help="runs of 2-fold cross-validation (default: 10, the paper's; --quick: 2)",
     )
@@ -129,7 +125,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--samples",
-        type=_positive_int,
+        type=cli.positive_int,
         metavar="N",
         help="length of the long stream (default: 200,000; --quick: 20,000)",
     )
@@ -169,7 +165,7 @@ def blas_environment(threads: int | None) -> typing.Iterator[None]:
 def _run_jobs(
     jobs: list[tuple[typing.Callable, tuple]],
     n_workers: int,
-    bar: cli._ProgressBar,
+    bar: cli.ProgressBar,
 ) -> list:
     """Run ``function(*args)`` for every job in worker processes; results in job order."""
     results: list = [None] * len(jobs)
@@ -195,8 +191,8 @@ def _progress_stream(args: argparse.Namespace) -> typing.TextIO | None:
 def _check_matplotlib() -> None:
     if importlib.util.find_spec("matplotlib") is None:
         raise cli.UsageError(
-            f"the benchmark draws its figures with matplotlib, which is not installed: "
-            f"pip install '{BENCH_EXTRA}'"
+            "the benchmark draws its figures with matplotlib, which is not installed: "
+            "pip install matplotlib"
         )
 
 
@@ -239,7 +235,7 @@ def _run_protocol(args: argparse.Namespace, out: pathlib.Path) -> int:
         (curves.time_per_sample, (TIME_DATASET, settings.seed, time_samples)),
         (curves.weight_norms, (WEIGHT_NORM_DATASET, settings.seed)),
     ] + [(protocol.run_task, (task,)) for task in tasks]
-    bar = cli._ProgressBar("benchmark", len(jobs), _progress_stream(args))
+    bar = cli.ProgressBar("benchmark", len(jobs), _progress_stream(args))
     start = time.perf_counter()
     times, norms, *task_results = _run_jobs(jobs, args.jobs, bar)
     wall = time.perf_counter() - start
@@ -255,7 +251,6 @@ def _run_protocol(args: argparse.Namespace, out: pathlib.Path) -> int:
     return 0
 
 
-
 def _long_stream(args: argparse.Namespace, out: pathlib.Path) -> int:
     from . import stream
 
@@ -265,7 +260,7 @@ def _long_stream(args: argparse.Namespace, out: pathlib.Path) -> int:
         (stream.run_stream, (learner, n_samples, args.seed, window))
         for learner in stream.LONG_STREAM_LEARNERS
     ]
-    bar = cli._ProgressBar("long stream", len(jobs), _progress_stream(args))
+    bar = cli.ProgressBar("long stream", len(jobs), _progress_stream(args))
     start = time.perf_counter()
     results = _run_jobs(jobs, args.jobs, bar)
     wall = time.perf_counter() - start

@@ -23,7 +23,8 @@ import typing
 import numpy as np
 from river.datasets import synth
 
-from ..datasets.synth import scale_agrawal
+from river_nrrls.datasets.synth import scale_agrawal
+
 from .protocol import build_learner
 
 __all__ = ["LONG_STREAM_LEARNERS", "StreamResult", "imbalanced_agrawal", "run_stream"]

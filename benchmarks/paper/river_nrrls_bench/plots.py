@@ -1,6 +1,6 @@
 """The PNG figures of ``river-nrrls benchmark``.
 
-matplotlib is imported only when a figure is drawn (`river_nrrls.benchmark` checks that it
+matplotlib is imported only when a figure is drawn (`river_nrrls_bench` checks that it
 is installed before it starts). Figures are drawn on `matplotlib.figure.Figure` objects
 with the Agg canvas, never through pyplot, so no global state or display is involved.
 """

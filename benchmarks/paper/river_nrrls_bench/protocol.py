@@ -26,11 +26,17 @@ import numpy as np
 import pandas as pd
 from river import base, imblearn, linear_model, tree
 
-from .. import datasets
-from ..baselines import ARRLS, IRRLS, ACOGClassifier, AROWClassifier, CWClassifier
-from ..model_selection import PolynomialOrderSelector
-from ..nrrls import NRRLS
-from ..poly import PolynomialExtender
+from river_nrrls import (
+    ARRLS,
+    IRRLS,
+    NRRLS,
+    ACOGClassifier,
+    AROWClassifier,
+    CWClassifier,
+    PolynomialExtender,
+    PolynomialOrderSelector,
+    datasets,
+)
 
 __all__ = [
     "B",
