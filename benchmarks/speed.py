@@ -2,6 +2,9 @@
 
 Run:  python benchmarks/speed.py            (full: writes benchmarks/results/speed.md and .png)
       python benchmarks/speed.py --quick    (tiny streams, prints only: a smoke test)
+      python benchmarks/speed.py --widths 22,64,256,512
+                                            (only the predict + learn table at those widths,
+                                            full streams, prints only: a short run to repeat)
 
 Every figure is measured twice, in two worker processes: with one BLAS thread
 (``OPENBLAS_NUM_THREADS=1`` and friends) and with the default threading. Within a worker the
@@ -270,13 +273,15 @@ def section_polynomial(quick: bool, repeats: int) -> dict:
     }
 
 
-def worker(quick: bool) -> dict:
+def worker(quick: bool, widths: tuple[int, ...] | None = None) -> dict:
     import numpy as np
     import river
 
     repeats = 1 if quick else 5
     dims = (22, 64) if quick else (22, 64, 128, 256, 512, 1024)
     print(f"threads={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}", flush=True)
+    if widths is not None:  # the width table alone
+        return {"repeats": repeats, "width": section_width(widths, quick, repeats)}
     return {
         "versions": {
             "python": platform.python_version(),
@@ -304,6 +309,21 @@ def table(headers, rows) -> str:
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     body = ["| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |" for r in rows]
     return "\n".join([line, rule, *body])
+
+
+def width_report(runs: dict) -> str:
+    """The predict + learn step at each width, both thread settings, as ratios to river's LR."""
+    rows = []
+    for setting, data in runs.items():
+        for entry in data["width"]:
+            us = entry["us"]
+            lr = us["LogisticRegression"]
+            rows.append(
+                [setting, entry["d"], f"{us['NRRLS']:.1f}", f"{lr:.1f}", f"{us['NRRLS'] / lr:.2f}x"]
+                + [f"{us[name] / lr:.2f}x" for name in ("NRRLS direct", "ALMA", "PA")]
+            )
+    headers = ["BLAS", "d", "NRRLS (us)", "LR (us)", "NRRLS / LR", "direct / LR"]
+    return table(headers + ["ALMA / LR", "PA / LR"], rows)
 
 
 def report(runs: dict) -> str:
@@ -453,10 +473,15 @@ def plot(runs: dict, path: Path) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny streams, no results file")
+    parser.add_argument(
+        "--widths",
+        help="comma-separated widths: only the predict + learn table there (no results file)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    widths = tuple(int(d) for d in args.widths.split(",")) if args.widths else None
     if args.worker:
-        print("RESULT " + json.dumps(worker(args.quick)))
+        print("RESULT " + json.dumps(worker(args.quick, widths)))
         return 0
     runs = {}
     for setting, threads in (("one BLAS thread", "1"), ("default BLAS threading", None)):
@@ -464,9 +489,13 @@ def main(argv=None) -> int:
         if threads is not None:
             env.update(dict.fromkeys(_THREAD_VARIABLES, threads))
         command = [sys.executable, __file__, "--worker"] + (["--quick"] if args.quick else [])
+        command += ["--widths", args.widths] if widths else []
         output = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
         print(output.stdout.rsplit("RESULT ", 1)[0], end="", file=sys.stderr)
         runs[setting] = json.loads(output.stdout.rsplit("RESULT ", 1)[1])
+    if widths is not None:
+        print(width_report(runs))
+        return 0
     versions = next(iter(runs.values()))["versions"]
     header = (
         "# NR-RLS speed\n\nCommand: `python benchmarks/speed.py` (2 to 10 minutes). Python "

@@ -1,17 +1,38 @@
-"""The compiled kernels of ``_kernels.c``, each None where the extension is not built.
+"""The compiled kernels of ``_kernels.pyx``, each None where the extension is not built.
 
-The extension is optional at install time (``setup.py``): without a C compiler the
+The extension is optional at install time (``setup.py``): without a C compiler or Cython the
 package installs without it, and every caller takes its Python path, the same formulas. The
 callers read the kernels from this module at call time (``_native.pair_weights``), so that the
 tests can switch them off and check the Python paths too.
+
+An extension that is built but cannot run here (Cython checks, at import, the C signatures of the
+BLAS and LAPACK routines that scipy exports; numpy's C API version) warns and leaves the Python
+paths too.
 
 """
 
 from __future__ import annotations
 
+import warnings
+
 try:
     from ._kernels import outputs, pair_matrix, pair_weights, rank_one, refill
-except ImportError:  # not built: the Python paths
+except ImportError as error:  # not built: the Python paths
+    missing = isinstance(error, ModuleNotFoundError) and error.name == f"{__package__}._kernels"
+    if not missing:  # built, but cannot load here
+        warnings.warn(
+            f"river_nrrls's compiled kernels cannot load ({error}): the Python paths run",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    outputs = pair_matrix = pair_weights = rank_one = refill = None
+except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ from the build's
+    warnings.warn(
+        f"river_nrrls's compiled kernels cannot run with this scipy ({error}): "
+        "the Python paths run",
+        RuntimeWarning,
+        stacklevel=2,
+    )
     outputs = pair_matrix = pair_weights = rank_one = refill = None
 
 __all__ = ["outputs", "pair_matrix", "pair_weights", "rank_one", "refill"]

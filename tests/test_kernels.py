@@ -1,8 +1,11 @@
-"""The compiled kernels of ``river_nrrls/_kernels.c`` against plain numpy and the Python paths.
+"""The compiled kernels of ``river_nrrls/_kernels.pyx`` against plain numpy and the Python paths.
 
-The extension is optional at install time; these tests require it (a CI install that silently
-failed to build it would otherwise test only the Python paths), and check that the Python
-paths, which a machine without a C compiler takes, give the same models.
+The extension is optional at install time. One test requires it wherever it can be built (a C
+compiler, Cython and setuptools: a CI install that silently failed to build it would otherwise
+test only the Python paths); the kernels' own tests are skipped, saying why, where it is not
+built. The model-level tests run on both paths (the ``kernel_path`` fixture), each against the
+batch TER, and check that the Python paths, which a machine without a C compiler takes, give the
+same models as the kernels.
 """
 
 from __future__ import annotations
@@ -12,21 +15,25 @@ import pickle
 
 import numpy as np
 import pytest
+from kernel_paths import (
+    KERNELS,
+    kernel_path,  # noqa: F401  (a fixture)
+    needs_kernels,
+    why_the_kernels_cannot_be_built,
+)
+from kernel_paths import without_kernels as _without_kernels
 from reference import TERReference, assert_model_matches
 
 from river_nrrls import NRRLS, _native
 
-KERNELS = ["outputs", "pair_matrix", "pair_weights", "rank_one", "refill"]
 
-
-def _without_kernels(monkeypatch) -> None:
-    for name in KERNELS:
-        monkeypatch.setattr(_native, name, None)
-
-
-def test_the_compiled_kernels_are_built():
-    # The tested install must have built the extension (pyproject.toml marks it optional so
-    # that a machine without a C compiler can still install the package).
+def test_the_compiled_kernels_are_built_wherever_they_can_be():
+    # Where a C compiler, Cython and setuptools are present the tested tree must have built
+    # the extension (setup.py marks it optional so that a machine without a C compiler can
+    # still install the package, and conftest.py builds it next to the sources).
+    reason = why_the_kernels_cannot_be_built()
+    if reason is not None:
+        pytest.skip(f"the kernels cannot be built here: {reason}")
     missing = [name for name in KERNELS if getattr(_native, name) is None]
     assert not missing, f"river_nrrls._kernels is not built: {missing}"
 
@@ -73,6 +80,7 @@ def _run(params, rows, labels, weights, stale_min_dim=None):
     return outputs, model
 
 
+@needs_kernels
 @pytest.mark.parametrize("params", PARAMS, ids=repr)
 @pytest.mark.parametrize("stale_min_dim", [None, 1], ids=["direct", "stale factor"])
 def test_the_kernels_and_the_python_paths_give_the_same_models(params, stale_min_dim, monkeypatch):
@@ -90,6 +98,7 @@ def test_the_kernels_and_the_python_paths_give_the_same_models(params, stale_min
         assert_model_matches(model, ref, rows[-5:], 1e-9)
 
 
+@pytest.mark.usefixtures("kernel_path")
 def test_the_kernel_path_is_the_batch_ter_after_every_prefix():
     rows, labels = _stream(90, seed=3)
     model = NRRLS(tau=0.2)
@@ -101,6 +110,7 @@ def test_the_kernel_path_is_the_batch_ter_after_every_prefix():
     assert model._solver.counters["direct"] > 0
 
 
+@pytest.mark.usefixtures("kernel_path")
 def test_refused_input_leaves_the_model_as_it_was():
     rows, labels = _stream(40, seed=4)
     model = NRRLS()
@@ -145,6 +155,7 @@ def _solve_numpy(buffer, dim, first, reweight, tau, eta, l2):
     return weights
 
 
+@needs_kernels
 @pytest.mark.parametrize("first", [0, 1])
 @pytest.mark.parametrize("tau", [0.0, 0.4])
 @pytest.mark.parametrize("reweight", [True, False])
@@ -163,6 +174,27 @@ def test_pair_weights_is_the_two_class_solve(first, tau, reweight, capacity):
         assert (out[1] == -out[0]).all()  # w_1 = -w_0 exactly
 
 
+@needs_kernels
+@pytest.mark.parametrize("tau", [0.0, 0.4])
+def test_pair_weights_and_rank_one_at_widths_that_release_the_gil(tau):
+    # From 128 columns on the BLAS and LAPACK calls run without the GIL: the same results.
+    rng = np.random.default_rng(11)
+    dim, capacity = 140, 150
+    buffer = _scatters(rng, capacity, dim, sizes=(400, 300))
+    out = np.full((2, dim), np.nan, order="F")
+    assert _native.pair_weights(buffer, dim, 1, True, tau, 1.0, 1e-3, out) == 0
+    expected = _solve_numpy(buffer, dim, 1, True, tau, 1.0, 1e-3)
+    np.testing.assert_allclose(out, expected, rtol=1e-8, atol=1e-10)
+    before = buffer.copy()
+    vector = np.asfortranarray(rng.normal(size=(2, capacity)))[0]  # strided
+    _native.rank_one(buffer, 0, dim, vector, 0.5)
+    upper = np.triu(np.ones((dim, dim), dtype=bool))
+    expected = before[:dim, :dim, 0] + 0.5 * np.outer(vector[:dim], vector[:dim])
+    np.testing.assert_allclose(buffer[:dim, :dim, 0][upper], expected[upper], rtol=1e-13)
+    assert (buffer[:, :, 1] == before[:, :, 1]).all()
+
+
+@needs_kernels
 def test_pair_weights_with_an_empty_class_and_a_singular_system():
     rng = np.random.default_rng(5)
     buffer = _scatters(rng, 5, 5, sizes=(8, 0))  # class 1 empty: its weight is 0
@@ -175,6 +207,7 @@ def test_pair_weights_with_an_empty_class_and_a_singular_system():
     assert (out == 7.0).all()  # written only on success
 
 
+@needs_kernels
 @pytest.mark.parametrize("first", [0, 1])
 def test_pair_matrix_writes_the_upper_triangle_of_m(first):
     rng = np.random.default_rng(6)
@@ -190,6 +223,7 @@ def test_pair_matrix_writes_the_upper_triangle_of_m(first):
     assert (out[np.tril_indices(n, -1)] == 5.0).all()  # the lower triangle is not touched
 
 
+@needs_kernels
 def test_outputs_is_the_matrix_vector_product_or_none():
     rng = np.random.default_rng(7)
     weights = np.asfortranarray(rng.normal(size=(3, 6)))
@@ -209,6 +243,7 @@ def test_outputs_is_the_matrix_vector_product_or_none():
         _native.outputs(weights, vector[::-1])  # negative stride
 
 
+@needs_kernels
 def test_rank_one_updates_the_upper_triangle_of_the_class_block():
     rng = np.random.default_rng(8)
     buffer = _scatters(rng, 10, 6)
@@ -237,6 +272,7 @@ def _cached_vector(size=5, offset=1, fill=1.0):
     return vector, np.array([1, 3, 4], dtype=np.intp)
 
 
+@needs_kernels
 def test_refill_returns_the_cached_vector_for_the_same_values():
     vector, columns = _cached_vector()
     keys = ("a", "b", "c")
@@ -244,6 +280,7 @@ def test_refill_returns_the_cached_vector_for_the_same_values():
         assert _native.refill(x, keys, vector, columns, 1, 1.0) is vector
 
 
+@needs_kernels
 def test_refill_makes_a_new_read_only_vector_for_new_values():
     vector, columns = _cached_vector()
     x = {"a": 1.5, "b": -2.0, "c": 4}
@@ -257,6 +294,7 @@ class _Dict(dict):
     pass
 
 
+@needs_kernels
 @pytest.mark.parametrize(
     "x",
     [
@@ -281,6 +319,83 @@ def test_refill_leaves_everything_else_to_the_validation(x):
     assert _native.refill(x, ("a", "b", "c"), vector, columns, 1, 1.0) is None
 
 
+@needs_kernels
+def test_refill_compares_exact_str_and_int_keys_by_value_and_others_by_identity():
+    vector, columns = _cached_vector()
+    big = 10**30  # ints beyond the small-int cache: equal, not the same object
+    keys = ("".join(["a", "b"]), big, "c")
+    x = {"ab": 0.5, int(str(big)): -2.0, "c": 3.0}  # equal keys, other objects
+    assert next(iter(x)) is not keys[0] and list(x)[1] is not keys[1]
+    assert _native.refill(x, keys, vector, columns, 1, 1.0) is vector
+
+    class Name(str):
+        pass
+
+    # A str subclass (its __eq__ may be anything), a float key equal to an int one, a tuple
+    # key equal to the remembered one: not compared here (no Python code runs in the walk)
+    for other in (Name("ab"), (1, 2)):
+        remembered = other if isinstance(other, str) else (1, 2)
+        given = {other if isinstance(other, str) else tuple([1, 2]): 0.5, big: -2.0, "c": 3.0}
+        fresh = ("ab" if isinstance(other, str) else remembered, big, "c")
+        assert _native.refill(given, fresh, vector, columns, 1, 1.0) is None
+    assert (
+        _native.refill({"ab": 0.5, float(big): -2.0, "c": 3.0}, keys, vector, columns, 1, 1.0)
+        is None
+    )
+    same = (1, 2)
+    assert (
+        _native.refill({same: 0.5, big: -2.0, "c": 3.0}, (same, big, "c"), vector, columns, 1, 1.0)
+        is vector
+    )
+
+
+@needs_kernels
+def test_refill_and_outputs_beyond_their_stack_buffers():
+    rng = np.random.default_rng(12)
+    n_keys = 300  # more than refill's 64 values on the stack
+    keys = tuple(f"k{i}" for i in range(n_keys))
+    columns = np.arange(2, n_keys + 2, dtype=np.intp)
+    vector = np.zeros(n_keys + 2)
+    vector[:2] = 1.0
+    vector.flags.writeable = False
+    x = dict(zip(keys, rng.normal(size=n_keys).tolist()))
+    refilled = _native.refill(x, keys, vector, columns, 2, 1.0)
+    assert refilled.tolist() == [1.0, 1.0, *x.values()]
+    weights = np.asfortranarray(rng.normal(size=(20, n_keys + 2)))  # more than 8 classes
+    np.testing.assert_allclose(_native.outputs(weights, refilled), weights @ refilled, rtol=1e-13)
+
+
+@needs_kernels
+def test_the_kernels_refuse_what_is_not_a_float64_array():
+    rng = np.random.default_rng(13)
+    weights = np.asfortranarray(rng.normal(size=(2, 4)))
+    vector = rng.normal(size=4)
+    for bad_weights, bad_vector in (
+        (None, vector),
+        (weights, None),
+        (weights.tolist(), vector),
+        (weights, vector.astype(">f8")),  # byte-swapped
+        (weights.astype(">f8", order="F"), vector),
+        (np.ascontiguousarray(weights), vector),  # row-major
+        (weights, vector.astype(np.int64)),
+    ):
+        with pytest.raises(TypeError):
+            _native.outputs(bad_weights, bad_vector)
+    with pytest.raises(TypeError):
+        _native.rank_one(None, 0, 2, vector, 1.0)
+    with pytest.raises(TypeError):
+        _native.pair_weights(None, 2, 0, True, 0.0, 1.0, 1e-3, np.zeros((2, 2), order="F"))
+    out = np.zeros((2, 4), order="F")
+    scatters = _scatters(rng, 4, 4)
+    for dim, first in ((5, 0), (4, 4), (4, -1)):
+        with pytest.raises(ValueError, match="shapes"):
+            _native.pair_weights(scatters, dim, first, True, 0.0, 1.0, 1e-3, out)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        _native.pair_weights(scatters, 4, 0, True, 0.0, 1.0, 1e-3, out)
+
+
+@needs_kernels
 def test_refill_refuses_inconsistent_arguments():
     vector, columns = _cached_vector()
     x = {"a": 0.5, "b": -2.0, "c": 3.0}
@@ -294,6 +409,7 @@ def test_refill_refuses_inconsistent_arguments():
     assert _native.refill(x, ("a", "b", "c"), vector, out_of_range, 1, 1.0) is None
 
 
+@pytest.mark.usefixtures("kernel_path")
 def test_a_model_copied_between_predict_and_learn_stays_exact():
     rows, labels = _stream(60, seed=9)
     model = NRRLS()
@@ -305,6 +421,7 @@ def test_a_model_copied_between_predict_and_learn_stays_exact():
     assert_model_matches(model, TERReference(rows, labels), rows[-3:], 1e-9)
 
 
+@needs_kernels
 def test_a_failed_kernel_solve_takes_the_direct_fallbacks_not_the_stale_path(monkeypatch):
     """A singular M (b = 0, fewer samples than columns) makes the kernel's dposv fail; on a
     wide first solve the fallback must be the direct one (solve_spd), as on the Python path,

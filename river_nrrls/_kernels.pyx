@@ -1,0 +1,482 @@
+# cython: language_level=3
+"""The narrow step of NR-RLS in a few compiled calls.
+
+At the widths where the direct solve is the solver's path, the arithmetic of a prequential step
+(predict, then learn) is a few microseconds, and the Python calls around it cost as much again:
+one call to assemble M and r, one per BLAS or LAPACK routine, the item assignments of their
+coefficients. These kernels do each part in one call, reading the statistics where
+river_nrrls/_stats.py keeps them, with the BLAS and LAPACK that scipy links (cimported from
+scipy.linalg.cython_blas and cython_lapack: Cython checks their C signatures at import):
+
+- pair_weights: the two-class direct solve (class weights, M and r, one dposv);
+- pair_matrix:  the two-class M alone (upper triangle), for the stale-factor path;
+- outputs:      the outputs w_k . x of every class (one dgemv), None when one is not finite;
+- rank_one:     a sample's rank-1 update of its class's scatter (one dsyr);
+- refill:       the dense vector of a sample with the features of the last one (the encoding's
+                cache, river_nrrls/_index.py).
+
+Each computes the formulas of the Python path that it replaces (river_nrrls/_solver.py and
+_stats.py), which stays for the fallbacks and is used when this module is not built; the
+roundings differ in the last bits (as between two BLAS builds), which shows only in systems so
+ill-conditioned that no solve is accurate there.
+
+Memory safety. Every array argument is checked (dtype float64 or intp, dimensions, contiguity,
+alignment, byte order, writability, shapes) before its data pointer is read, and every loop index
+is bounded by the shapes so checked. ``refill`` walks the sample dict with borrowed references
+only while it runs no Python code and allocates no Python object (exact str and int keys are
+compared in C, any other key that is not the remembered object itself sends the sample to the
+Python path), so nothing can change the dict under the walk; the array it allocates afterwards
+(which may run a collection's finalisers) is filled from its own copy of the values, at columns
+read and bounded again. BLAS and LAPACK run without the GIL from ``NOGIL_MIN_DIM`` columns on,
+where the call is long enough to pay for releasing it; the arrays stay alive meanwhile (the
+caller's references).
+
+Notation (algorithms page): the augmented scatter of class c is [n^c, s^c^T; s^c, A^c], kept in
+column-major order in a (capacity, capacity, C) array, upper triangle authoritative. With the
+class weights w_0 and w_1 (1/n^c for TER, 1 without reweighting, 0 for an empty class) and the
+targets t_pos = tau + eta, t_rest = tau - eta:
+
+    M   = w_0 A^0 + w_1 A^1 + b I            (over the columns first..dim-1)
+    r_0 = t_pos w_0 s^0 + t_rest w_1 s^1     (row 0 of the scatters holds n^c and s^c)
+    r_1 = t_rest w_0 s^0 + t_pos w_1 s^1     (r_1 = -r_0 when tau = 0: one right-hand side)
+
+and the weights of class k solve M w_k = r_k.
+"""
+
+cimport cython
+cimport numpy as cnp
+from cpython.object cimport PyObject
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.limits cimport INT_MAX
+from libc.math cimport isfinite
+from libc.string cimport memset
+from scipy.linalg.cython_blas cimport dgemv, dsyr
+from scipy.linalg.cython_lapack cimport dposv
+
+cnp.import_array()
+
+# Borrowed-reference accessors, declared on PyObject * so that Cython adds no reference counting
+# (none of them runs Python code or allocates a Python object).
+cdef extern from "Python.h":
+    bint Exact_dict "PyDict_CheckExact"(object)
+    Py_ssize_t Dict_size "PyDict_GET_SIZE"(object)
+    bint Dict_next "PyDict_Next"(object, Py_ssize_t *, PyObject **, PyObject **)
+    PyObject *Tuple_item "PyTuple_GET_ITEM"(object, Py_ssize_t)
+    bint Exact_str "PyUnicode_CheckExact"(PyObject *)
+    bint Exact_int "PyLong_CheckExact"(PyObject *)
+    bint Exact_float "PyFloat_CheckExact"(PyObject *)
+    int Str_compare "PyUnicode_Compare"(PyObject *, PyObject *)
+    int Rich_compare_bool "PyObject_RichCompareBool"(PyObject *, PyObject *, int)
+    double Float_value "PyFloat_AS_DOUBLE"(PyObject *)
+    double Int_as_double "PyLong_AsDouble"(PyObject *)
+    PyObject *Error_occurred "PyErr_Occurred"()
+    void Error_clear "PyErr_Clear"()
+    int Py_EQ
+
+# From this many columns on, BLAS and LAPACK run without the GIL: their call is then long
+# enough (several microseconds) that releasing the GIL and taking it back (about 0.1 us) is
+# small beside it.
+cdef enum:
+    NOGIL_MIN_DIM = 128
+
+# refill's verdicts on a sample
+cdef enum:
+    SAME_VALUES = 0  # the cached vector is the sample's
+    NEW_VALUES = 1  # same keys, other values: a new vector
+    NOT_MINE = 2  # anything else: the caller's validation takes it
+
+
+# ----------------------------------------------------------------------------- argument checks
+
+
+cdef int _check_float_array(cnp.ndarray array, int ndim, bint writable, str name) except -1:
+    """A float64 array of ``ndim`` dimensions, column-major (Fortran) contiguous, aligned, in
+    native byte order (and writable if asked), or an error."""
+    if (
+        cnp.PyArray_TYPE(array) != cnp.NPY_DOUBLE
+        or cnp.PyArray_NDIM(array) != ndim
+        or not cnp.PyArray_ISFARRAY_RO(array)
+    ):
+        raise TypeError(f"{name} must be a {ndim}-dimensional Fortran-ordered float64 array")
+    if writable and not cnp.PyArray_ISWRITEABLE(array):
+        raise ValueError(f"{name} must be writable")
+    return 0
+
+
+cdef int _increment(cnp.ndarray vector, str name) except -1:
+    """The stride, counted in entries, of a float64 vector (one dimension, any positive stride
+    of whole aligned entries, native byte order), or an error."""
+    cdef Py_ssize_t stride = cnp.PyArray_STRIDES(vector)[0] if cnp.PyArray_NDIM(vector) == 1 else 0
+    if (
+        cnp.PyArray_TYPE(vector) != cnp.NPY_DOUBLE
+        or cnp.PyArray_NDIM(vector) != 1
+        or not cnp.PyArray_ISBEHAVED_RO(vector)
+        or stride <= 0
+        or stride % <Py_ssize_t>sizeof(double) != 0
+        or stride // <Py_ssize_t>sizeof(double) > INT_MAX
+    ):
+        raise TypeError(f"{name} must be a float64 vector of positive stride")
+    return <int>(stride // <Py_ssize_t>sizeof(double))
+
+
+cdef int _check_pair(
+    cnp.ndarray scatters, cnp.ndarray out, Py_ssize_t rows, Py_ssize_t columns, Py_ssize_t dim,
+    Py_ssize_t first,
+) except -1:
+    """The two-class scatters (a (capacity, capacity, 2) array, read) and an output (a writable
+    (rows, columns) array) for the columns ``first:dim``, or an error."""
+    _check_float_array(scatters, 3, False, "scatters")
+    _check_float_array(out, 2, True, "out")
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(scatters)
+    cdef cnp.npy_intp *out_shape = cnp.PyArray_DIMS(out)
+    if (
+        shape[1] != shape[0] or shape[2] != 2 or dim > shape[0] or first < 0 or first >= dim
+        or dim > INT_MAX or out_shape[0] != rows or out_shape[1] != columns
+    ):
+        raise ValueError("inconsistent shapes of the scatters and the output")
+    return 0
+
+
+cdef double *_scratch(double *small, Py_ssize_t small_size, Py_ssize_t size) except NULL:
+    """Room for ``size`` doubles: ``small`` (the caller's stack array of ``small_size``) when
+    it is enough, else a new block that the caller frees (PyMem_Free) when it is not small."""
+    if size <= small_size:
+        return small
+    cdef double *block = <double *>PyMem_Malloc(size * sizeof(double))
+    if block == NULL:
+        raise MemoryError()
+    return block
+
+
+# ----------------------------------------------------------------------------- the two-class solve
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _pair_solve(
+    const double *scatter_0, const double *scatter_1, Py_ssize_t capacity, Py_ssize_t first,
+    int n, double w_0, double w_1, double target_pos, double target_rest, bint opposite,
+    double l2, double *matrix, double *rhs,
+) noexcept nogil:
+    """M (upper triangle) and r_0 (and r_1 unless ``opposite``) into ``matrix`` (n x n) and
+    ``rhs`` (n x 2), column-major, then dposv: its info. Indices: j < n = dim - first and
+    first + i <= first + j < dim <= capacity, inside each (capacity, capacity) scatter."""
+    cdef int j, i, n_rhs = 1 if opposite else 2, info = 0
+    cdef const double *column_0
+    cdef const double *column_1
+    cdef double *target
+    cdef double sum_0, sum_1
+    cdef char upper = b"U"
+    for j in range(n):
+        column_0 = scatter_0 + (first + j) * capacity
+        column_1 = scatter_1 + (first + j) * capacity
+        target = matrix + <Py_ssize_t>j * n
+        for i in range(j + 1):  # M = w_0 A^0 + w_1 A^1 (upper triangle)
+            target[i] = w_0 * column_0[first + i] + w_1 * column_1[first + i]
+        target[j] += l2  # + b I
+        sum_0 = column_0[0]  # s^0_j (row 0)
+        sum_1 = column_1[0]  # s^1_j
+        rhs[j] = target_pos * w_0 * sum_0 + target_rest * w_1 * sum_1  # r_0
+        if not opposite:
+            rhs[n + j] = target_rest * w_0 * sum_0 + target_pos * w_1 * sum_1  # r_1
+    dposv(&upper, &n, &n_rhs, matrix, &n, rhs, &n, &info)  # M = U^T U; U^T U w = r
+    return info
+
+
+def pair_weights(
+    cnp.ndarray scatters not None, Py_ssize_t dim, Py_ssize_t first, bint reweight, double tau,
+    double eta, double l2, cnp.ndarray out not None,
+):
+    """pair_weights(scatters, dim, first, reweight, tau, eta, l2, out)
+
+    Solve the two-class system from the (capacity, capacity, 2) Fortran array of augmented
+    scatters into ``out``, a (2, dim) Fortran array (rows: the classes' weights, 0 before
+    ``first``). Returns dposv's info: ``out`` is written only when it is 0.
+    """
+    _check_pair(scatters, out, 2, dim, dim, first)
+    cdef Py_ssize_t capacity = cnp.PyArray_DIMS(scatters)[0]
+    cdef const double *scatter_0 = <const double *>cnp.PyArray_DATA(scatters)
+    cdef const double *scatter_1 = scatter_0 + capacity * capacity
+    cdef double n_0 = scatter_0[0], n_1 = scatter_1[0]  # the class masses n^0, n^1
+    cdef double w_0, w_1  # the class weights; an empty side gets 0
+    if reweight:
+        w_0 = 1.0 / n_0 if n_0 > 0.0 else 0.0  # 1/n^0
+        w_1 = 1.0 / n_1 if n_1 > 0.0 else 0.0  # 1/n^1
+    else:
+        w_0 = 1.0 if n_0 > 0.0 else 0.0
+        w_1 = 1.0 if n_1 > 0.0 else 0.0
+    cdef bint opposite = tau == 0.0  # r_1 = -r_0: one right-hand side
+    cdef int n = <int>(dim - first), info, j
+    cdef double *matrix = <double *>PyMem_Malloc((<size_t>n * n + 2 * <size_t>n) * sizeof(double))
+    if matrix == NULL:
+        raise MemoryError()
+    cdef double *rhs = matrix + <size_t>n * n  # column-major (n, 2): r_0, then r_1
+    cdef double *weights
+    try:
+        if n >= NOGIL_MIN_DIM:
+            with nogil:
+                info = _pair_solve(scatter_0, scatter_1, capacity, first, n, w_0, w_1,
+                                   tau + eta, tau - eta, opposite, l2, matrix, rhs)
+        else:
+            info = _pair_solve(scatter_0, scatter_1, capacity, first, n, w_0, w_1,
+                               tau + eta, tau - eta, opposite, l2, matrix, rhs)
+        if info == 0:
+            weights = <double *>cnp.PyArray_DATA(out)  # (2, dim) column-major: w_k[j] at k + 2 j
+            memset(weights, 0, 2 * <size_t>first * sizeof(double))
+            for j in range(n):  # 2 (first + j) + 1 < 2 dim: inside out
+                weights[2 * (first + j)] = rhs[j]
+                weights[2 * (first + j) + 1] = -rhs[j] if opposite else rhs[n + j]  # w_1 = -w_0
+    finally:
+        PyMem_Free(matrix)
+    return info
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _pair_matrix(
+    const double *scatter_0, const double *scatter_1, Py_ssize_t capacity, Py_ssize_t first,
+    Py_ssize_t n, double w_0, double w_1, double l2, double *matrix,
+) noexcept nogil:
+    """M's upper triangle into ``matrix`` (n x n, column-major). Indices: i <= j < n and
+    first + i <= first + j < dim <= capacity, inside each (capacity, capacity) scatter."""
+    cdef Py_ssize_t j, i
+    cdef const double *column_0
+    cdef const double *column_1
+    cdef double *target
+    for j in range(n):
+        column_0 = scatter_0 + (first + j) * capacity + first
+        column_1 = scatter_1 + (first + j) * capacity + first
+        target = matrix + j * n
+        for i in range(j + 1):  # M = w_0 A^0 + w_1 A^1 (upper triangle)
+            target[i] = w_0 * column_0[i] + w_1 * column_1[i]
+        target[j] += l2  # + b I
+
+
+def pair_matrix(
+    cnp.ndarray scatters not None, Py_ssize_t dim, Py_ssize_t first, double w_0, double w_1,
+    double l2, cnp.ndarray out not None,
+):
+    """pair_matrix(scatters, dim, first, w_0, w_1, l2, out)
+
+    M = w_0 A^0 + w_1 A^1 + b I over the columns ``first:dim`` of the (capacity, capacity, 2)
+    Fortran array of augmented scatters, into the upper triangle of ``out``, a square Fortran
+    array of ``dim - first`` columns (its lower triangle is left as it was).
+    """
+    _check_pair(scatters, out, dim - first, dim - first, dim, first)
+    cdef Py_ssize_t capacity = cnp.PyArray_DIMS(scatters)[0]
+    cdef const double *scatter_0 = <const double *>cnp.PyArray_DATA(scatters)
+    _pair_matrix(scatter_0, scatter_0 + capacity * capacity, capacity, first, dim - first, w_0,
+                 w_1, l2, <double *>cnp.PyArray_DATA(out))
+
+
+# ----------------------------------------------------------------------------- outputs, rank one
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def outputs(cnp.ndarray weights not None, cnp.ndarray vector not None):
+    """outputs(weights, vector)
+
+    The outputs ``weights @ vector`` of a (C, D) Fortran array of weights (one class a row) and
+    a vector of D entries, as a list of C floats; None when one is not finite.
+    """
+    _check_float_array(weights, 2, False, "weights")
+    cdef int increment = _increment(vector, "vector")
+    cdef Py_ssize_t n_classes = cnp.PyArray_DIMS(weights)[0], width = cnp.PyArray_DIMS(weights)[1]
+    if cnp.PyArray_DIMS(vector)[0] != width or n_classes > INT_MAX or width > INT_MAX:
+        raise ValueError("outputs: inconsistent shapes")
+    cdef double small[8]
+    cdef double *values = _scratch(small, 8, n_classes)
+    cdef int rows = <int>n_classes, columns = <int>width, one = 1
+    cdef double alpha = 1.0, beta = 0.0
+    cdef char plain = b"N"
+    cdef Py_ssize_t k
+    try:
+        if rows > 0 and columns > 0:  # f_k = w_k . x for every class k (lda = rows >= 1)
+            dgemv(&plain, &rows, &columns, &alpha, <double *>cnp.PyArray_DATA(weights), &rows,
+                  <double *>cnp.PyArray_DATA(vector), &increment, &beta, values, &one)
+        else:
+            memset(values, 0, n_classes * sizeof(double))
+        for k in range(n_classes):
+            if not isfinite(values[k]):
+                return None
+        return [values[k] for k in range(n_classes)]
+    finally:
+        if values != small:
+            PyMem_Free(values)
+
+
+def rank_one(
+    cnp.ndarray scatters not None, Py_ssize_t slot, Py_ssize_t dim, cnp.ndarray vector not None,
+    double weight,
+):
+    """rank_one(scatters, slot, dim, vector, weight)
+
+    [n^c, s^c; s^c, A^c] += weight [1, x][1, x]^T on the upper triangle of the leading
+    (dim, dim) block of class ``slot``'s scatter in the (capacity, capacity, C) Fortran array
+    ``scatters`` (``vector`` = [1, x], its first ``dim`` entries).
+    """
+    _check_float_array(scatters, 3, True, "scatters")
+    cdef int increment = _increment(vector, "vector")
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(scatters)
+    cdef Py_ssize_t capacity = shape[0]
+    if (
+        shape[1] != capacity or slot < 0 or slot >= shape[2] or dim < 1 or dim > capacity
+        or cnp.PyArray_DIMS(vector)[0] < dim or capacity > INT_MAX
+    ):
+        raise ValueError("rank_one: inconsistent shapes")
+    cdef int n = <int>dim, lda = <int>capacity
+    cdef char upper = b"U"
+    cdef double *scatter = <double *>cnp.PyArray_DATA(scatters) + slot * capacity * capacity
+    cdef double *x = <double *>cnp.PyArray_DATA(vector)
+    if dim >= NOGIL_MIN_DIM:
+        with nogil:
+            dsyr(&upper, &n, &weight, x, &increment, scatter, &lda)  # A += w x x^T (upper)
+    else:
+        dsyr(&upper, &n, &weight, x, &increment, scatter, &lda)
+
+
+# ----------------------------------------------------------------------------- refill
+
+
+cdef inline bint _same_key(PyObject *key, PyObject *expected) noexcept:
+    """Whether a key equals the remembered one, decided without running Python code: exact str
+    with exact str, exact int with exact int (no __eq__ of theirs can be overridden). Any other
+    pair is not decided here: the caller's Python path compares it."""
+    if Exact_str(key) and Exact_str(expected):
+        return Str_compare(key, expected) == 0
+    if Exact_int(key) and Exact_int(expected):
+        return Rich_compare_bool(key, expected, Py_EQ) == 1
+    return False
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _read_sample(
+    object x, object keys, Py_ssize_t n_keys, const double *cached, Py_ssize_t size,
+    const Py_ssize_t *column, Py_ssize_t offset, double *numbers,
+) noexcept:
+    """x's values into ``numbers`` (n_keys entries) when its keys are ``keys`` in that order and
+    its values finite floats or ints at columns inside [offset, size): SAME_VALUES if each equals
+    its entry of ``cached``, else NEW_VALUES; NOT_MINE otherwise.
+
+    The walk holds borrowed references, so it calls no Python code and allocates no Python
+    object: no key's __eq__ or __hash__, no value's __float__, no collection. Nothing can then
+    change x during the walk (the GIL is held; on a free-threaded build, the caller's critical
+    section). Every index is bounded: i < n_keys before any use.
+    """
+    cdef PyObject *key
+    cdef PyObject *value
+    cdef PyObject *expected
+    cdef Py_ssize_t position = 0, i = 0, at
+    cdef double number
+    cdef bint same = True
+    while Dict_next(x, &position, &key, &value):
+        if i >= n_keys:
+            return NOT_MINE
+        expected = Tuple_item(keys, i)
+        if key != expected and not _same_key(key, expected):
+            return NOT_MINE
+        if Exact_float(value):
+            number = Float_value(value)
+        elif Exact_int(value):
+            number = Int_as_double(value)
+            if number == -1.0 and Error_occurred() != NULL:  # beyond float range: validate
+                Error_clear()
+                return NOT_MINE
+        else:  # anything else (bool, a float subclass, numpy scalar, str, None...): validate
+            return NOT_MINE
+        at = column[i]
+        if not isfinite(number) or at < offset or at >= size:
+            return NOT_MINE
+        same = same and cached[at] == number
+        numbers[i] = number
+        i += 1
+    if i != n_keys:
+        return NOT_MINE
+    return SAME_VALUES if same else NEW_VALUES
+
+
+cdef int _check_columns(cnp.ndarray columns, Py_ssize_t n_keys) except -1:
+    """An intp vector of ``n_keys`` entries, C-contiguous, aligned, in native byte order."""
+    if (
+        cnp.PyArray_NDIM(columns) != 1
+        or not cnp.PyArray_EquivTypenums(cnp.PyArray_TYPE(columns), cnp.NPY_INTP)
+        or not cnp.PyArray_ISCARRAY_RO(columns)
+        or cnp.PyArray_DIMS(columns)[0] != n_keys
+    ):
+        raise ValueError("refill: inconsistent columns")
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef object _new_vector(
+    Py_ssize_t size, Py_ssize_t offset, double fill, const double *numbers,
+    cnp.ndarray columns, Py_ssize_t n_keys,
+):
+    """A new read-only float64 vector of ``size`` entries: ``fill`` in the first ``offset``, zeros
+    elsewhere but ``numbers[i]`` at ``columns[i]``; None if the columns changed meanwhile."""
+    cdef cnp.npy_intp length = size
+    cdef cnp.ndarray vector = cnp.PyArray_EMPTY(1, &length, cnp.NPY_DOUBLE, 0)
+    # Allocating may have run Python code (a collection's finalisers): the columns are checked
+    # and every index bounded again, on the data pointer read now.
+    if (
+        not cnp.PyArray_EquivTypenums(cnp.PyArray_TYPE(columns), cnp.NPY_INTP)
+        or not cnp.PyArray_ISCARRAY_RO(columns)
+        or cnp.PyArray_NDIM(columns) != 1
+        or cnp.PyArray_DIMS(columns)[0] != n_keys
+    ):
+        return None
+    cdef const Py_ssize_t *column = <const Py_ssize_t *>cnp.PyArray_DATA(columns)
+    cdef double *entries = <double *>cnp.PyArray_DATA(vector)
+    cdef Py_ssize_t i, at
+    for i in range(size):
+        entries[i] = fill if i < offset else 0.0
+    for i in range(n_keys):
+        at = column[i]
+        if at < offset or at >= size:
+            return None
+        entries[at] = numbers[i]
+    cnp.PyArray_CLEARFLAGS(vector, cnp.NPY_ARRAY_WRITEABLE)
+    return vector
+
+
+def refill(
+    x, tuple keys not None, cnp.ndarray vector not None, cnp.ndarray columns not None,
+    Py_ssize_t offset, double fill,
+):
+    """refill(x, keys, vector, columns, offset, fill)
+
+    The dense vector of the feature dict ``x`` when it has the keys ``keys`` (a tuple, in that
+    order) of the sample that was encoded last, as ``vector`` at the ``columns`` (an intp array,
+    one a key): ``vector`` itself when every value equals its entry, else a new read-only vector
+    like it with x's values. None when ``x`` is not a plain dict with those keys (exact str and
+    int keys compared by value, others only by identity) or a value is not a finite float or
+    int: the caller's validation then takes it (and refuses what is wrong, naming it).
+    """
+    cdef Py_ssize_t n_keys = len(keys)
+    if not Exact_dict(x) or Dict_size(x) != n_keys:
+        return None
+    _check_float_array(vector, 1, False, "vector")
+    _check_columns(columns, n_keys)
+    cdef Py_ssize_t size = cnp.PyArray_DIMS(vector)[0]
+    if offset < 0 or offset > size:
+        raise ValueError("refill: inconsistent columns")
+    cdef double small[64]
+    cdef double *numbers = _scratch(small, 64, n_keys)
+    cdef int verdict
+    try:
+        with cython.critical_section(x):
+            verdict = _read_sample(
+                x, keys, n_keys, <const double *>cnp.PyArray_DATA(vector), size,
+                <const Py_ssize_t *>cnp.PyArray_DATA(columns), offset, numbers,
+            )
+        if verdict == SAME_VALUES:
+            return vector
+        if verdict == NEW_VALUES:
+            return _new_vector(size, offset, fill, numbers, columns, n_keys)
+        return None
+    finally:
+        if numbers != small:
+            PyMem_Free(numbers)

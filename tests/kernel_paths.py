@@ -1,0 +1,64 @@
+"""The two paths of every narrow step, for the tests: the compiled kernels and the Python paths.
+
+``river_nrrls._kernels`` is optional (``setup.py``): where it is not built the compiled path's
+tests are skipped, saying why, and ``test_kernels.py``'s one test of the build asserts it exists
+only where a C compiler, Cython and setuptools are there to build it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import tempfile
+
+import pytest
+
+from river_nrrls import _native
+
+KERNELS = ["outputs", "pair_matrix", "pair_weights", "rank_one", "refill"]
+BUILT = all(getattr(_native, name) is not None for name in KERNELS)
+NOT_BUILT = (
+    "river_nrrls._kernels is not built here (no C compiler, or no Cython at build time): "
+    "the Python paths run, and the compiled path is not tested"
+)
+needs_kernels = pytest.mark.skipif(not BUILT, reason=NOT_BUILT)
+
+
+def without_kernels(monkeypatch) -> None:
+    """Switch the compiled kernels off for one test: the callers take their Python paths."""
+    for name in KERNELS:
+        monkeypatch.setattr(_native, name, None)
+
+
+@pytest.fixture(params=["compiled", "python"])
+def kernel_path(request, monkeypatch) -> str:
+    """Run the test on the compiled kernels, then on the Python paths."""
+    if request.param == "compiled":
+        if not BUILT:
+            pytest.skip(NOT_BUILT)
+    else:
+        without_kernels(monkeypatch)
+    return request.param
+
+
+@functools.cache
+def why_the_kernels_cannot_be_built() -> str | None:
+    """None where the kernels can be built in place (Cython, setuptools and a working C
+    compiler), else the reason."""
+    for module in ("Cython", "setuptools"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed"
+    from setuptools._distutils.ccompiler import new_compiler
+    from setuptools._distutils.sysconfig import customize_compiler
+
+    compiler = new_compiler()
+    customize_compiler(compiler)
+    with tempfile.TemporaryDirectory() as folder:
+        source = f"{folder}/probe.c"
+        with open(source, "w") as file:
+            file.write("int main(void) { return 0; }\n")
+        try:
+            compiler.compile([source], output_dir=folder)
+        except Exception as error:  # CompileError, or a missing executable
+            return f"no working C compiler ({type(error).__name__}: {error})"
+    return None
