@@ -385,23 +385,25 @@ class FeatureIndex:
         return self._encode_clean(validate_one(x), grow)
 
     def _encode_clean(self, clean: dict, grow: bool) -> tuple[list[int], np.ndarray, list]:
-        """`encode_one` of a dict that `validate_one` returned."""
+        """`encode_one` of a dict that `validate_one` returned. It reads the dict once (a
+        snapshot of its items): another thread changing it meanwhile cannot pair a name with
+        another name's value, nor make a name vanish between two reads."""
+        names, numbers = zip(*clean.items()) if clean else ((), ())
+        values = np.fromiter(numbers, dtype=float, count=len(numbers))
         position = self.position
         try:
-            columns = [position[name] for name in clean]
-            return columns, np.fromiter(clean.values(), dtype=float, count=len(clean)), []
+            return [position[name] for name in names], values, []
         except Exception:  # KeyError: unknown features; anything else: named below
             pass
         # Some features are unknown: one look-up a feature (-1: unknown), then the new ones.
-        columns = _columns_of(position, clean)
-        values = np.fromiter(clean.values(), dtype=float, count=len(clean))
+        columns = _columns_of(position, names)
         if not grow:
             known = [i for i, column in enumerate(columns) if column >= 0]
             return [columns[i] for i in known], values[known], []
-        new = sort_features(name for name, column in zip(clean, columns) if column < 0)
+        new = sort_features(name for name, column in zip(names, columns) if column < 0)
         provisional = self.provisional(new)
         columns = [
-            column if column >= 0 else provisional[name] for name, column in zip(clean, columns)
+            column if column >= 0 else provisional[name] for name, column in zip(names, columns)
         ]
         return columns, values, new
 
@@ -485,6 +487,7 @@ class FeatureIndex:
             if vector is not None:
                 support = self._support(cache.layout) if with_support else None
                 return _new_sample(DenseSample, (vector, [], support))
+        x = dict(x)  # one read of a dict that another thread may change: encoded and kept
         columns, numbers, new = self.encode_one(x, grow=grow)
         placement = _placement(columns)
         layout = _Layout(columns)

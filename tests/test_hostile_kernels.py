@@ -261,13 +261,6 @@ def _refill_with_fresh_keys(x, rng):
 
 
 @pytest.mark.usefixtures("kernel_path")
-@pytest.mark.xfail(
-    raises=KeyError,
-    strict=False,
-    reason="FeatureIndex._encode_clean (river_nrrls/_index.py) reads the dict twice, so a key "
-    "inserted or deleted by another thread between the reads escapes as a KeyError (seen once "
-    "in about ten runs): the encoding should read a snapshot of the dict (the lead's part)",
-)
 @pytest.mark.parametrize(
     "mutate",
     [_replace_values, _insert_and_delete, _refill_with_fresh_keys],
