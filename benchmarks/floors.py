@@ -6,7 +6,7 @@ Run:  python benchmarks/floors.py            (under a minute; writes benchmarks/
 1. At d = 22 (the direct path), the bare arithmetic of the two-class step in Python calls
    (`_BareStep`: the same BLAS and LAPACK calls as NR-RLS's Python path, without any
    validation, feature growth or river API) against NR-RLS (its compiled kernels,
-   ``river_nrrls/_kernels.c``), NR-RLS on its Python paths (the kernels switched off) and
+   ``river_nrrls/_kernels.pyx``), NR-RLS on its Python paths (the kernels switched off) and
    river's ``LogisticRegression`` on the same 400 prequential steps, taking turns: how close to
    river's speed a Python implementation of the direct solve can come at all, and what the
    kernels bring. Every NR-RLS variant and the bare step must predict the same (checked).
