@@ -281,6 +281,21 @@ class _SparseMemo(typing.NamedTuple):
 # A record without the NamedTuple's Python-level __new__ (a third of its cost, per sample)
 _new_sample = tuple.__new__
 
+def _snapshot_of(x: dict) -> dict:
+    """A copy of a feature dict, read once: what is encoded and remembered, whatever another
+    thread (or a key's ``__eq__``) does to ``x`` meanwhile. A dict subclass is read through
+    dict's own items (its storage, whatever its overridden views say); a copy that raises (a
+    key's ``__hash__``) is refused with a ``TypeError``."""
+    if x.__class__ is dict:
+        return x.copy()
+    try:
+        return dict(dict.items(x))
+    except Exception as error:
+        raise TypeError(
+            f"x could not be read as a dict of features: {type(error).__name__}: {error}"
+        ) from error
+
+
 def _columns_of(position: dict, names: typing.Iterable) -> list[int]:
     """The column of every name (-1: unknown). A name whose ``__hash__`` or ``__eq__`` raises
     during the look-up (it is compared with a known name of the same hash) is refused with a
@@ -487,7 +502,7 @@ class FeatureIndex:
             if vector is not None:
                 support = self._support(cache.layout) if with_support else None
                 return _new_sample(DenseSample, (vector, [], support))
-        x = dict(x)  # one read of a dict that another thread may change: encoded and kept
+        x = _snapshot_of(x)  # one read of a dict that another thread may change
         columns, numbers, new = self.encode_one(x, grow=grow)
         placement = _placement(columns)
         layout = _Layout(columns)

@@ -154,7 +154,13 @@ def test_keys_that_change_the_dict_being_encoded(where, mutation, call):
     if call == "predict_one":
         assert pickle.dumps(model) == before
         reference = pickle.loads(before)
-        assert result in {reference.predict_one(snapshot), reference.predict_one(after)}
+        candidates = []
+        for sample in (snapshot, after):  # the dict before or after the change
+            try:
+                candidates.append(reference.predict_one(sample))
+            except REFUSALS:  # (after it, the dict may hold values a model refuses)
+                continue
+        assert result in candidates
     else:
         assert _learned_one_of(model, _warm_model, [snapshot, after], True)
 
