@@ -58,6 +58,11 @@ ColumnNamer = typing.Callable[[int], str]
 # Below this width a BLAS rank-1 update of the whole scatter is cheaper than finding the
 # non-zeros and updating their block.
 _SPARSE_MIN_DIM = 64
+# From this width OpenBLAS's dsyr wakes its threads (below it, it runs on one, whatever the
+# setting: measured beside a busy process, 2.3 us at d = 96 with or without threads, 3.6 us
+# against 2.3 at d = 100), so `update_one` runs it inside `one_blas_thread` from here on: the
+# context's setter calls (~1.7 us) would only cost below it.
+_THREADED_DSYR_MIN_DIM = max(100, ONE_THREAD_MIN_DIM)
 
 
 def symmetrize_upper(matrix: np.ndarray) -> np.ndarray:
@@ -300,7 +305,7 @@ class ClassStatistics:
                 flat = buffer.reshape(-1, order="F")
                 flat[block] += np.multiply.outer(weight * values, values)
                 return
-        if dim < ONE_THREAD_MIN_DIM:
+        if dim < _THREADED_DSYR_MIN_DIM:
             self._rank_one(c, dim, vector, weight)
         else:  # a threaded dsyr costs more than it saves (and much more on a busy machine)
             with one_blas_thread(dim):
