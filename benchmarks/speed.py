@@ -5,6 +5,11 @@ Run:  python benchmarks/speed.py            (full: writes benchmarks/results/spe
       python benchmarks/speed.py --widths 22,64,256,512
                                             (only the predict + learn table at those widths,
                                             full streams, prints only: a short run to repeat)
+      python benchmarks/speed.py --busy --widths 64,256,512
+                                            (the same table on a quiet machine and beside one
+                                            busy process, one BLAS thread against the default
+                                            threading: writes benchmarks/results/
+                                            speed_threads.md and .json)
 
 Every figure is measured twice, in two worker processes: with one BLAS thread
 (``OPENBLAS_NUM_THREADS=1`` and friends) and with the default threading. Within a worker the
@@ -33,8 +38,18 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results" / "speed.md"
+THREAD_RESULTS = Path(__file__).parent / "results" / "speed_threads.md"
 FIGURE = Path(__file__).parent / "results" / "speed.png"
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+#: Upper bound on the life of the busy process of ``--busy`` (it is stopped when the run ends).
+BUSY_SECONDS = 1800
+#: The busy process: a pure-Python loop on one core until its deadline.
+_BUSY_LOOP = (
+    "import sys, time\n"
+    "deadline = time.monotonic() + float(sys.argv[1])\n"
+    "while time.monotonic() < deadline:\n"
+    "    sum(range(1000))\n"
+)
 
 
 # ----------------------------------------------------------------------------- streams
@@ -470,6 +485,70 @@ def plot(runs: dict, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def run_workers(widths: str | None, quick: bool) -> dict:
+    """The worker's results with one BLAS thread and with the default threading, by setting."""
+    runs = {}
+    for setting, threads in (("one BLAS thread", "1"), ("default BLAS threading", None)):
+        env = {k: v for k, v in os.environ.items() if k not in _THREAD_VARIABLES}
+        if threads is not None:
+            env.update(dict.fromkeys(_THREAD_VARIABLES, threads))
+        command = [sys.executable, __file__, "--worker"] + (["--quick"] if quick else [])
+        command += ["--widths", widths] if widths else []
+        output = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+        print(output.stdout.rsplit("RESULT ", 1)[0], end="", file=sys.stderr)
+        runs[setting] = json.loads(output.stdout.rsplit("RESULT ", 1)[1])
+    return runs
+
+
+def run_beside_busy(widths: str, quick: bool) -> dict:
+    """`run_workers` while one busy process (`_BUSY_LOOP`, at most `BUSY_SECONDS`) runs."""
+    busy = subprocess.Popen([sys.executable, "-c", _BUSY_LOOP, str(BUSY_SECONDS)])
+    try:
+        return run_workers(widths, quick)
+    finally:
+        busy.terminate()
+        busy.wait()
+
+
+def threads_report(machines: dict) -> str:
+    """NRRLS at each width: one BLAS thread against the default threading, quiet and busy."""
+    rows = []
+    for machine, runs in machines.items():
+        one, default = runs["one BLAS thread"]["width"], runs["default BLAS threading"]["width"]
+        for single, threaded in zip(one, default):
+            us_1, us_d = single["us"]["NRRLS"], threaded["us"]["NRRLS"]
+            lr_1 = single["us"]["LogisticRegression"]
+            lr_d = threaded["us"]["LogisticRegression"]
+            rows.append(
+                [machine, single["d"], f"{us_1:.1f}", f"{us_d:.1f}", f"{us_d / us_1:.2f}x"]
+                + [f"{us_1 / lr_1:.2f}x", f"{us_d / lr_d:.2f}x"]
+            )
+    headers = ["machine", "d", "one thread (us)", "default (us)", "default / one"]
+    return table(headers + ["NRRLS / LR, one", "NRRLS / LR, default"], rows)
+
+
+def busy_main(widths: str, quick: bool) -> int:
+    """The --busy run: the width table quiet, then beside one busy process; writes
+    `THREAD_RESULTS` (and its .json) unless ``quick``."""
+    machines = {"quiet": run_workers(widths, quick), "busy": run_beside_busy(widths, quick)}
+    text = (
+        "# NR-RLS speed: BLAS threads, quiet and beside one busy process\n\n"
+        f"Command: `python benchmarks/speed.py --busy --widths {widths}`. NRRLS's predict + "
+        "learn step (the width table of speed.md, best of its repeats), in a worker process "
+        "with one BLAS thread and in one with the default threading; first alone ('quiet'), "
+        "then beside a second process spinning a pure-Python loop ('busy', started and "
+        "stopped by the script). The machine "
+        f"({platform.machine()}, {os.cpu_count()} cores) was shared with other jobs: ratios "
+        "within a run are the figures to read.\n\n" + threads_report(machines) + "\n"
+    )
+    print(text)
+    if not quick:
+        THREAD_RESULTS.write_text(text)
+        THREAD_RESULTS.with_suffix(".json").write_text(json.dumps(machines, indent=1))
+        print(f"written to {THREAD_RESULTS}", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny streams, no results file")
@@ -477,22 +556,22 @@ def main(argv=None) -> int:
         "--widths",
         help="comma-separated widths: only the predict + learn table there (no results file)",
     )
+    parser.add_argument(
+        "--busy",
+        action="store_true",
+        help="with --widths: quiet and beside one busy process, one thread against default",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     widths = tuple(int(d) for d in args.widths.split(",")) if args.widths else None
     if args.worker:
         print("RESULT " + json.dumps(worker(args.quick, widths)))
         return 0
-    runs = {}
-    for setting, threads in (("one BLAS thread", "1"), ("default BLAS threading", None)):
-        env = {k: v for k, v in os.environ.items() if k not in _THREAD_VARIABLES}
-        if threads is not None:
-            env.update(dict.fromkeys(_THREAD_VARIABLES, threads))
-        command = [sys.executable, __file__, "--worker"] + (["--quick"] if args.quick else [])
-        command += ["--widths", args.widths] if widths else []
-        output = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
-        print(output.stdout.rsplit("RESULT ", 1)[0], end="", file=sys.stderr)
-        runs[setting] = json.loads(output.stdout.rsplit("RESULT ", 1)[1])
+    if args.busy:
+        if widths is None:
+            parser.error("--busy needs --widths")
+        return busy_main(args.widths, args.quick)
+    runs = run_workers(args.widths, args.quick)
     if widths is not None:
         print(width_report(runs))
         return 0

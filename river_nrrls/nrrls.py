@@ -31,6 +31,7 @@ from ._merging import Mergeable
 from ._parameters import LiveParameters
 from ._solver import Solver, SystemSolver
 from ._stats import ClassStatistics, ColumnNamer
+from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
 from ._woodbury import RecursiveInverse
 
 __all__ = ["NRRLS"]
@@ -466,10 +467,15 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             vector = self._encode(x, False)[0]
             if not self._stats.labels:
                 return []
-            weights = self._solution
-            if weights is None:
-                weights = self._weight_matrix()
-            return self._products(weights, vector)
+            if self._stats.dim < ONE_THREAD_MIN_DIM:
+                weights = self._solution
+                if weights is None:
+                    weights = self._weight_matrix()
+                return self._products(weights, vector)
+            # the solve and the outputs' dgemv on one BLAS thread (one setting for both: the
+            # solve's own context, nested, only counts)
+            with one_blas_thread(self._stats.dim):
+                return self._products(self._weight_matrix(), vector)
 
     def _products(self, weights: np.ndarray, vector: np.ndarray) -> list[float]:
         """w_k . x of every row of ``weights``, refusing outputs that overflow."""

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import threadpoolctl
 
-from river_nrrls import _threads
+from river_nrrls import NRRLS, _stats, _threads
 
 
 def _openblas_threads() -> list[int]:
@@ -175,3 +175,34 @@ def test_a_library_without_the_symbol_is_left_out():
     libc = ctypes.util.find_library("c")
     assert libc is not None
     assert _threads.find_thread_setters([{**openblas, "filepath": libc}]) == ()
+
+
+@pytest.mark.parametrize("dim", [_stats._THREADED_DSYR_MIN_DIM, _stats._THREADED_DSYR_MIN_DIM + 20])
+def test_a_wide_model_learns_and_predicts_on_one_thread(monkeypatch, dim):
+    """learn_one's rank-1 update (dsyr) and predict's outputs (dgemv) of a wide model see one
+    BLAS thread, and the caller's setting is back after each call."""
+    seen = {"rank one": [], "outputs": []}
+    rank_one, products = _stats.ClassStatistics._rank_one, NRRLS._products
+
+    def spy_rank_one(self, *args):
+        seen["rank one"].append(set(_openblas_threads()))
+        return rank_one(self, *args)
+
+    def spy_products(self, *args):
+        seen["outputs"].append(set(_openblas_threads()))
+        return products(self, *args)
+
+    monkeypatch.setattr(_stats.ClassStatistics, "_rank_one", spy_rank_one)
+    monkeypatch.setattr(NRRLS, "_products", spy_products)
+    rng = np.random.default_rng(dim)
+    model = NRRLS()
+    with _local_threads(2):
+        for step in range(6):
+            x = {f"x{j}": float(v) for j, v in enumerate(rng.random(dim - 1))}  # + intercept
+            model.predict_one(x)
+            assert set(_openblas_threads()) == {2}
+            model.learn_one(x, step % 2 == 0)
+            assert set(_openblas_threads()) == {2}
+    assert model._stats.dim == dim
+    assert seen["rank one"] and all(threads == {1} for threads in seen["rank one"])
+    assert seen["outputs"] and all(threads == {1} for threads in seen["outputs"])
