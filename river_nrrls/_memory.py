@@ -12,6 +12,7 @@ budget, the sample is refused with a ``ValueError`` that names the width and the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import typing
@@ -19,14 +20,7 @@ import warnings
 
 from ._checks import check_real
 
-__all__ = [
-    "ModelSizeWarning",
-    "SIZE_WARNING",
-    "refuse_size",
-    "size_limit",
-    "solver_nbytes",
-    "warn_size",
-]
+__all__ = ["ModelSizeWarning", "SIZE_WARNING", "SizeBudget", "size_limit", "solver_nbytes"]
 
 MIB = 2**20
 #: The model size (bytes) of the first `ModelSizeWarning`; the next ones at 4x, 16x, ...
@@ -64,21 +58,42 @@ def solver_nbytes(width: int) -> int:
     return 3 * 8 * width * width
 
 
-def refuse_size(
-    n_features: int, n_classes: int, needed: float, limit: float, max_size: typing.Any, where: str
-) -> typing.NoReturn:
-    budget = f"max_size={max_size!r} MiB" if max_size is not None else "the machine's memory"
-    raise ValueError(
-        f"the model would grow to {n_features:,} features and {n_classes} classes{where}, whose "
-        f"statistics take {needed / MIB:,.1f} MiB, beyond {budget} ({limit / MIB:,.1f} MiB): "
-        f"nothing was learnt; {_ADVICE}"
-    )
+@dataclasses.dataclass
+class SizeBudget:
+    """A model's memory budget (its ``max_size`` parameter) and the size of its last warning:
+    `check` refuses a growth beyond the budget and warns as the model passes `SIZE_WARNING`,
+    then every 4x."""
 
+    max_size: typing.Any  # the parameter, MiB or None
+    limit: float  # bytes
+    warned: float = 0.0  # the model size (bytes) of the last `ModelSizeWarning`
 
-def warn_size(model: str, n_features: int, needed: float) -> None:
-    warnings.warn(
-        f"{model} has grown to {n_features:,} features: its statistics take "
-        f"{needed / MIB:,.0f} MiB and each sample costs O(features^2); {_ADVICE}",
-        ModelSizeWarning,
-        stacklevel=4,
-    )
+    @classmethod
+    def of(cls, max_size: typing.Any) -> SizeBudget:
+        """The budget of ``max_size`` (validated: a real number > 0, or None)."""
+        return cls(max_size, size_limit(max_size))
+
+    def check(
+        self, needed: float, model: str, n_features: int, n_classes: int, where: str = ""
+    ) -> None:
+        """Refuse (``ValueError``) statistics of ``needed`` bytes beyond the budget, before
+        anything is allocated; warn once they pass the next warning size."""
+        if needed > self.limit:
+            budget = (
+                f"max_size={self.max_size!r} MiB"
+                if self.max_size is not None
+                else "the machine's memory"
+            )
+            raise ValueError(
+                f"the model would grow to {n_features:,} features and {n_classes} classes{where}"
+                f", whose statistics take {needed / MIB:,.1f} MiB, beyond {budget} "
+                f"({self.limit / MIB:,.1f} MiB): nothing was learnt; {_ADVICE}"
+            )
+        if needed >= 4 * max(self.warned, SIZE_WARNING / 4):
+            self.warned = needed
+            warnings.warn(
+                f"{model} has grown to {n_features:,} features: its statistics take "
+                f"{needed / MIB:,.0f} MiB and each sample costs O(features^2); {_ADVICE}",
+                ModelSizeWarning,
+                stacklevel=4,
+            )

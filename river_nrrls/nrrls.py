@@ -26,7 +26,7 @@ from ._checks import (
 from ._frames import as_frame, as_series, native_frame, native_series
 from ._index import DenseSample, FeatureIndex, validate_one
 from ._locking import OneCallAtATime
-from ._memory import SIZE_WARNING, refuse_size, size_limit, solver_nbytes, warn_size
+from ._memory import SizeBudget, solver_nbytes
 from ._merging import Mergeable
 from ._parameters import LiveParameters
 from ._solver import Solver, SystemSolver
@@ -219,7 +219,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
         if solver == "woodbury" and self._l2 == 0.0:
             raise ValueError("solver='woodbury' needs l2 > 0 (its recursion starts from I / b)")
-        self._size_limit = size_limit(max_size)
+        self._budget = SizeBudget.of(max_size)
         self._first = 0 if intercept else 1  # first column the systems use
         self._solver = self._new_solver()
         # Column 0 is a constant 1: the intercept, and the count/sum slot of the statistics.
@@ -227,7 +227,6 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         self._stats = ClassStatistics(dim=self._index.size, forgetting=self._forgetting)
         self._solution: np.ndarray | None = None  # cached weights, one row per class
         self._new_lock()  # one call at a time (`OneCallAtATime`)
-        self._size_warned = 0.0  # the model size (bytes) of the last `ModelSizeWarning`
 
     def _new_solver(self) -> Solver:
         """How the weights come out of the statistics (see `river_nrrls._solver.Solver`)."""
@@ -241,7 +240,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
 
     # Taken from the validated construction when a parameter is set after learning
     # (`LiveParameters`); the statistics, which no parameter changes, stay.
-    _derived_attributes = ("_l2", "_tau", "_eta", "_forgetting", "_first", "_size_limit", "_solver")
+    _derived_attributes = ("_l2", "_tau", "_eta", "_forgetting", "_first", "_budget", "_solver")
 
     def _adopt(self, trial: NRRLS, name: str) -> None:
         """A parameter set after learning takes effect from the statistics: the new solver is
@@ -254,10 +253,6 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
 
     def _has_learnt(self, parameters: dict) -> bool:
         return self._stats.n_classes > 0 or len(self._index) > 0
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        self.__dict__.setdefault("_size_warned", 0.0)  # a pickle of an earlier version
 
     @classmethod
     def _unit_test_params(cls):
@@ -282,11 +277,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         dim = self._index.size + n_new
         n_classes = self._stats.n_classes + n_new_classes
         needed = self._stats.nbytes_for(dim, n_classes) + solver_nbytes(dim - self._first)
-        if needed > self._size_limit:
-            refuse_size(dim - 1, n_classes, needed, self._size_limit, self.max_size, where)
-        if needed >= 4 * max(self._size_warned, SIZE_WARNING / 4):
-            self._size_warned = needed
-            warn_size(type(self).__name__, dim - 1, needed)
+        self._budget.check(needed, type(self).__name__, dim - 1, n_classes, where)
 
     def _grow(self, new_features: list) -> None:
         """Commit new features: the statistics first (the one allocation that may fail), then

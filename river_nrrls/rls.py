@@ -26,7 +26,7 @@ from ._checks import (
 from ._frames import as_frame, as_series, native_series
 from ._index import DenseSample, FeatureIndex, validate_one
 from ._locking import OneCallAtATime
-from ._memory import SIZE_WARNING, refuse_size, size_limit, warn_size
+from ._memory import SizeBudget
 from ._merging import Mergeable
 from ._parameters import LiveParameters
 from ._stats import refuse_out_of_range
@@ -235,8 +235,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         check_bool("intercept", intercept)
         check_bool("penalize_intercept", penalize_intercept)
         self._first = 0 if intercept else 1  # first dense column the regression uses
-        self._size_limit = size_limit(max_size)
-        self._size_warned = 0.0  # the model size (bytes) of the last `ModelSizeWarning`
+        self._budget = SizeBudget.of(max_size)
         self._new_lock()  # one call at a time (`OneCallAtATime`)
         self._init_state()
 
@@ -261,7 +260,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         yield {"l2": 0.1, "intercept": False}
         yield {"penalize_intercept": True, "forgetting": 0.9}
 
-    _derived_attributes = ("_l2", "_forgetting", "_first", "_size_limit")
+    _derived_attributes = ("_l2", "_forgetting", "_first", "_budget")
 
     def _adopt(self, trial: RLSRegressor, name: str) -> None:
         """A parameter set after learning takes effect from the statistics (which no parameter
@@ -449,11 +448,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         model grows large (`river_nrrls._memory`)."""
         size = self._index.size + n_new + 1  # [1, x, y]
         needed = 2 * 8 * size * size
-        if needed > self._size_limit:
-            refuse_size(size - 2, 1, needed, self._size_limit, self.max_size, where)
-        if needed >= 4 * max(self._size_warned, SIZE_WARNING / 4):
-            self._size_warned = needed
-            warn_size(type(self).__name__, size - 2, needed)
+        self._budget.check(needed, type(self).__name__, size - 2, 1, where)
 
     # --------------------------------------------------------------- range checks
 

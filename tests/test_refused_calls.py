@@ -18,7 +18,6 @@ import pandas as pd
 import pytest
 
 from river_nrrls import NRRLS, _memory, _native
-from river_nrrls import nrrls as nrrls_module
 
 PATHS = ["compiled", "python"]
 
@@ -81,7 +80,7 @@ def test_max_size_is_validated():
 
 
 def test_a_growing_model_warns_with_its_width_memory_and_remedy(monkeypatch):
-    monkeypatch.setattr(nrrls_module, "SIZE_WARNING", _memory.MIB)
+    monkeypatch.setattr(_memory, "SIZE_WARNING", _memory.MIB)
     model = NRRLS()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
