@@ -281,6 +281,13 @@ class _SparseMemo(typing.NamedTuple):
 # A record without the NamedTuple's Python-level __new__ (a third of its cost, per sample)
 _new_sample = tuple.__new__
 
+def _refuse_reentry() -> typing.NoReturn:
+    raise RuntimeError(
+        "the model changed while x was being encoded (a key's __eq__/__hash__ or a value's "
+        "__float__ called it and added features): the call is refused and changes nothing"
+    )
+
+
 def _snapshot_of(x: dict) -> dict:
     """A copy of a feature dict, read once: what is encoded and remembered, whatever another
     thread (or a key's ``__eq__``) does to ``x`` meanwhile. A dict subclass is read through
@@ -480,13 +487,15 @@ class FeatureIndex:
 
         The reserved columns hold ``fill``; with ``grow=False`` unknown features are dropped. The
         support comes from the encoding (no O(size) scan): the reserved columns, then the
-        sample's feature columns.
+        sample's feature columns. An encoding during which the index grew (a key's ``__eq__``
+        that called the model back) would no longer fit it: it raises ``RuntimeError``.
 
         """
         if x.__class__ is not dict and not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+        size = self.offset + len(self.features)
         cache = self._cache
-        if cache is not None and cache.size == self.offset + len(self.features):
+        if cache is not None and cache.size == size:
             if _native.refill is not None:
                 # One compiled call: x's keys are the remembered ones and its values finite
                 # floats or ints (else None): the remembered vector if the values are the same,
@@ -500,10 +509,14 @@ class FeatureIndex:
             else:
                 vector = self._reuse(x, cache)
             if vector is not None:
+                if self.offset + len(self.features) != size:
+                    _refuse_reentry()
                 support = self._support(cache.layout) if with_support else None
                 return _new_sample(DenseSample, (vector, [], support))
         x = _snapshot_of(x)  # one read of a dict that another thread may change
         columns, numbers, new = self.encode_one(x, grow=grow)
+        if self.offset + len(self.features) != size:
+            _refuse_reentry()
         placement = _placement(columns)
         layout = _Layout(columns)
         vector = self._frozen_vector(self.size + len(new), placement, numbers)

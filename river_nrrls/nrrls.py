@@ -24,7 +24,7 @@ from ._checks import (
     sample_weights,
 )
 from ._frames import as_frame, as_series, native_frame, native_series
-from ._index import DenseSample, FeatureIndex, validate_one
+from ._index import FeatureIndex, validate_one
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget, solver_nbytes
 from ._merging import Mergeable
@@ -302,18 +302,6 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             self._solution = self._solver.solve(self._stats)
         return self._solution
 
-    def _encode(self, x: dict, grow: bool, with_support: bool = False) -> DenseSample:
-        """``x`` through the index, refusing a call whose encoding re-entered the model (a
-        key's ``__eq__`` or a value's ``__float__`` that learns): its vector no longer fits."""
-        sample = self._index.dense_one(x, grow, with_support)
-        index = self._index
-        if len(sample[0]) != index.offset + len(index.features) + len(sample[1]):
-            raise RuntimeError(
-                "the model changed while x was being encoded (a key's __eq__/__hash__ or a "
-                "value's __float__ called it): the call is refused and changes nothing"
-            )
-        return sample
-
     # ---------------------------------------------------------------- learning
 
     def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
@@ -331,7 +319,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         with self._lock:
             stats = self._stats
             # encode -> check -> observe -> update
-            vector, new, support = self._encode(x, True, stats.sparse_updates)
+            vector, new, support = self._index.dense_one(x, True, stats.sparse_updates)
             if weight == 0.0:
                 return
             load = stats.check_sample(label, vector, weight, self._name_of(new))
@@ -455,7 +443,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
     def _outputs(self, x: dict) -> list[float]:
         """w_k . x of every seen class, in the order of ``self._stats.labels``."""
         with self._lock:
-            vector = self._encode(x, False)[0]
+            vector = self._index.dense_one(x, False)[0]
             if not self._stats.labels:
                 return []
             if self._stats.dim < ONE_THREAD_MIN_DIM:

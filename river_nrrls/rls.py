@@ -24,7 +24,7 @@ from ._checks import (
     sample_weights,
 )
 from ._frames import as_frame, as_series, native_series
-from ._index import DenseSample, FeatureIndex, validate_one
+from ._index import FeatureIndex, validate_one
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget
 from ._merging import Mergeable
@@ -431,17 +431,6 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         self._factor = grown
         self._solution = np.concatenate((self._solution, np.zeros(n_new - n_old)))
 
-    def _encode(self, x: dict, grow: bool) -> DenseSample:
-        """``x`` through the index, refusing a call whose encoding re-entered the model (a
-        key's ``__eq__`` that learns): its vector no longer fits."""
-        sample = self._index.dense_one(x, grow)
-        if len(sample.vector) != self._index.size + len(sample.new):
-            raise RuntimeError(
-                "the model changed while x was being encoded (a key's __eq__/__hash__ or a "
-                "value's __float__ called it): the call is refused and changes nothing"
-            )
-        return sample
-
     def _check_size(self, n_new: int, where: str = "") -> None:
         """Refuse new features whose scatter and factor (two (d + 2)^2 arrays) would not fit
         ``max_size`` (or the machine's memory), before anything is allocated; warn as the
@@ -501,7 +490,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             self._learn_one(x, target, weight)
 
     def _learn_one(self, x: dict, target: float, weight: float) -> None:
-        vector, new, _ = self._encode(x, grow=True)
+        vector, new, _ = self._index.dense_one(x, grow=True)
         if weight == 0.0:
             return
         bound = self._bound
@@ -732,7 +721,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             return self._predict_one(x, with_dist)
 
     def _predict_one(self, x: dict, with_dist: bool) -> float | proba.Gaussian:
-        vector = self._encode(x, grow=False).vector
+        vector = self._index.dense_one(x, grow=False).vector
         first = self._first
         solution = self._solution
         mean = 0.0  # no intercept and no feature yet: nothing to multiply
