@@ -527,9 +527,14 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
         return {True: score, False: -score}
 
     def predict_one(self, x: dict, **kwargs) -> bool:
+        """``True`` when the adapted score ``f(x) = f0(x) + w . x`` is at least 0; ``kwargs`` go
+        to the base model."""
         return self._score_one(x, kwargs) >= 0.0
 
     def predict_proba_one(self, x: dict, **kwargs) -> dict[bool, float]:
+        """``{False: sigmoid(-f(x)), True: sigmoid(f(x))}`` with ``f(x) = f0(x) + w . x``: a
+        monotone map of the adapted score (the decision of `predict_one`), not a calibrated
+        probability; ``kwargs`` go to the base model."""
         return binary_proba(self._score_one(x, kwargs))
 
     # -------------------------------------------------------------- inspection
