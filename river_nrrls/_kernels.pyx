@@ -193,6 +193,14 @@ def pair_weights(
     scatters into ``out``, a (2, dim) Fortran array (rows: the classes' weights, 0 before
     ``first``). Returns dposv's info: ``out`` is written only when it is 0.
     """
+    return _pair_weights(scatters, dim, first, reweight, tau, eta, l2, out)
+
+
+cdef int _pair_weights(
+    cnp.ndarray scatters, Py_ssize_t dim, Py_ssize_t first, bint reweight, double tau,
+    double eta, double l2, cnp.ndarray out,
+) except -1000:
+    """`pair_weights`: its arguments checked here, its info returned."""
     _check_pair(scatters, out, 2, dim, dim, first)
     cdef Py_ssize_t capacity = cnp.PyArray_DIMS(scatters)[0]
     cdef const double *scatter_0 = <const double *>cnp.PyArray_DATA(scatters)
@@ -212,6 +220,7 @@ def pair_weights(
         raise MemoryError()
     cdef double *rhs = matrix + <size_t>n * n  # column-major (n, 2): r_0, then r_1
     cdef double *weights
+    info = 0
     try:
         if n >= NOGIL_MIN_DIM:
             with nogil:
@@ -280,6 +289,13 @@ def outputs(cnp.ndarray weights not None, cnp.ndarray vector not None):
     The outputs ``weights @ vector`` of a (C, D) Fortran array of weights (one class a row) and
     a vector of D entries, as a list of C floats; None when one is not finite.
     """
+    return _outputs(weights, vector)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef object _outputs(cnp.ndarray weights, cnp.ndarray vector):
+    """`outputs`, its arguments checked here."""
     _check_float_array(weights, 2, False, "weights")
     cdef int increment = _increment(vector, "vector")
     cdef Py_ssize_t n_classes = cnp.PyArray_DIMS(weights)[0], width = cnp.PyArray_DIMS(weights)[1]
@@ -455,6 +471,14 @@ def refill(
     int keys compared by value, others only by identity) or a value is not a finite float or
     int: the caller's validation then takes it (and refuses what is wrong, naming it).
     """
+    return _refill(x, keys, vector, columns, offset, fill)
+
+
+cdef object _refill(
+    object x, tuple keys, cnp.ndarray vector, cnp.ndarray columns, Py_ssize_t offset,
+    double fill,
+):
+    """`refill`, its arguments checked here."""
     cdef Py_ssize_t n_keys = len(keys)
     if not Exact_dict(x) or Dict_size(x) != n_keys:
         return None
@@ -480,3 +504,30 @@ def refill(
     finally:
         if numbers != small:
             PyMem_Free(numbers)
+
+
+# ----------------------------------------------------------------------------- a whole prediction
+
+
+def pair_outputs(
+    x, tuple keys not None, cnp.ndarray vector not None, cnp.ndarray columns not None,
+    Py_ssize_t offset, double fill, cnp.ndarray scatters not None, Py_ssize_t dim,
+    Py_ssize_t first, bint reweight, double tau, double eta, double l2, cnp.ndarray out not None,
+):
+    """pair_outputs(x, keys, vector, columns, offset, fill, scatters, dim, first, reweight, tau,
+    eta, l2, out)
+
+    The two-class prediction of a remembered sample in one call: ``refill`` (the first six
+    arguments), then ``pair_weights`` (the others: the weights into ``out``), then ``outputs``
+    of those weights on x's vector. None when ``refill`` leaves x to the validation (nothing is
+    solved). Otherwise ``(sample, info, outputs)``: x's vector as ``refill`` returns it,
+    dposv's info (``out`` is written only when it is 0), and the two outputs as a list, None
+    when ``info`` is not 0 (no outputs computed) or an output is not finite.
+    """
+    sample = _refill(x, keys, vector, columns, offset, fill)
+    if sample is None:
+        return None
+    cdef int info = _pair_weights(scatters, dim, first, reweight, tau, eta, l2, out)
+    if info != 0:
+        return (sample, info, None)
+    return (sample, 0, _outputs(out, sample))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 
 try:
-    from ._kernels import outputs, pair_matrix, pair_weights, rank_one, refill
+    from ._kernels import outputs, pair_matrix, pair_outputs, pair_weights, rank_one, refill
 except ImportError as error:  # not built: the Python paths
     missing = isinstance(error, ModuleNotFoundError) and error.name == f"{__package__}._kernels"
     if not missing:  # built, but cannot load here
@@ -25,7 +25,7 @@ except ImportError as error:  # not built: the Python paths
             RuntimeWarning,
             stacklevel=2,
         )
-    outputs = pair_matrix = pair_weights = rank_one = refill = None
+    outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
 except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ from the build's
     warnings.warn(
         f"river_nrrls's compiled kernels cannot run with this scipy ({error}): "
@@ -33,6 +33,6 @@ except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ fro
         RuntimeWarning,
         stacklevel=2,
     )
-    outputs = pair_matrix = pair_weights = rank_one = refill = None
+    outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
 
-__all__ = ["outputs", "pair_matrix", "pair_weights", "rank_one", "refill"]
+__all__ = ["outputs", "pair_matrix", "pair_outputs", "pair_weights", "rank_one", "refill"]

@@ -464,6 +464,10 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
     def _outputs(self, x: dict) -> list[float]:
         """w_k . x of every seen class, in the order of ``self._stats.labels``."""
         with self._lock:
+            if self._solution is None and _native.pair_outputs is not None:
+                outputs = self._pair_outputs(x)
+                if outputs is not None:
+                    return outputs
             vector = self._encode(x, False)[0]
             if not self._stats.labels:
                 return []
@@ -476,6 +480,44 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             # solve's own context, nested, only counts)
             with one_blas_thread(self._stats.dim):
                 return self._products(self._weight_matrix(), vector)
+
+    def _pair_outputs(self, x: dict) -> list[float] | None:
+        """The outputs of two classes in one compiled call (encode, solve, outputs: the kernel
+        ``pair_outputs``) when ``x`` has the remembered sample's keys and the solver would take
+        the compiled direct solve; None otherwise, the general path's case (then nothing has
+        changed but the encoding's cache, as the general path's encoding would change it)."""
+        solver, stats, index = self._solver, self._stats, self._index
+        cache = index.remembered()
+        if (
+            cache is None
+            or solver.__class__ is not SystemSolver
+            or not solver.takes_pair_kernel(stats)
+            or cache.size != stats.dim
+        ):
+            return None
+        dim = stats.dim
+        weights = np.empty((2, dim), order="F")
+        arguments = (
+            x, cache.keys, cache.vector, cache.layout.columns, index.offset, index.fill,
+            stats.buffer, dim, solver.first, solver.reweight, solver.tau, solver.eta, solver.l2,
+            weights,
+        )  # fmt: skip
+        if dim < ONE_THREAD_MIN_DIM:
+            result = _native.pair_outputs(*arguments)
+        else:
+            with one_blas_thread(dim):  # as the general path's solve and outputs
+                result = _native.pair_outputs(*arguments)
+        if result is None:  # not the remembered keys, or values to validate
+            return None
+        vector, info, outputs = result
+        index.refilled(cache, vector)
+        if info != 0 or (solver.l2 <= 1e-200 and not np.isfinite(weights).all()):
+            return None  # the general path solves again, with solve_spd's fallbacks
+        solver.pair_kernel_solved(stats)
+        self._solution = weights
+        if outputs is None:
+            self._refuse_overflow(weights, vector)
+        return outputs
 
     def _products(self, weights: np.ndarray, vector: np.ndarray) -> list[float]:
         """w_k . x of every row of ``weights``, refusing outputs that overflow."""
