@@ -442,3 +442,130 @@ def test_a_failed_kernel_solve_takes_the_direct_fallbacks_not_the_stale_path(mon
     assert counters["refactor"] == 0 and counters["direct"] == 1
     for label in python:
         assert compiled[label] == pytest.approx(python[label], rel=1e-9, abs=1e-12)
+
+
+# ------------------------------------------------------------------ pair_outputs
+
+
+def _pair_arguments(rng, tau=0.0, first=0):
+    """A remembered sample of 4 features (columns 1..4 of 5) and two classes' scatters."""
+    dim = 5
+    buffer = _scatters(rng, 8, dim)
+    vector = np.array([1.0, 0.5, -1.0, 2.0, 0.25])
+    vector.flags.writeable = False
+    columns = np.array([1, 2, 3, 4], dtype=np.intp)
+    keys = ("a", "b", "c", "d")
+    out = np.full((2, dim), np.nan, order="F")
+    return keys, vector, columns, buffer, dim, out
+
+
+@needs_kernels
+@pytest.mark.parametrize("first", [0, 1])
+@pytest.mark.parametrize("tau", [0.0, 0.4])
+@pytest.mark.parametrize("values", ["same", "new"])
+def test_pair_outputs_is_refill_then_the_solve_then_the_outputs(first, tau, values):
+    keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(5))
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25} if values == "same" else {
+        "a": 3.0, "b": -1.0, "c": 2, "d": -0.5
+    }
+    result = _native.pair_outputs(
+        x, keys, vector, columns, 1, 1.0, buffer, dim, first, True, tau, 1.5, 1e-3, out
+    )
+    sample, info, outputs = result
+    assert info == 0
+    expected_vector = np.array([1.0, *map(float, x.values())])
+    assert sample.tolist() == expected_vector.tolist()
+    assert (sample is vector) == (values == "same")
+    assert not sample.flags.writeable
+    expected = _solve_numpy(buffer, dim, first, True, tau, 1.5, 1e-3)
+    np.testing.assert_allclose(out, expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(outputs, expected @ expected_vector, rtol=1e-10, atol=1e-12)
+    # the same bits as the separate kernels
+    separate = np.empty((2, dim), order="F")
+    assert _native.pair_weights(buffer, dim, first, True, tau, 1.5, 1e-3, separate) == 0
+    assert out.tolist() == separate.tolist()
+    assert outputs == _native.outputs(separate, sample)
+
+
+@needs_kernels
+@pytest.mark.parametrize(
+    "x",
+    [
+        {"a": 0.5, "b": -1.0, "c": 2.0},  # a key missing
+        {"a": 0.5, "b": -1.0, "d": 0.25, "c": 2.0},  # another order
+        {"a": 0.5, "b": -1.0, "c": 2.0, "d": float("nan")},  # a value to validate
+        {"a": 0.5, "b": -1.0, "c": 2.0, "d": "0.25"},
+    ],
+    ids=["missing", "order", "nan", "str"],
+)
+def test_pair_outputs_leaves_what_refill_leaves_to_the_validation_unsolved(x):
+    keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(6))
+    result = _native.pair_outputs(
+        x, keys, vector, columns, 1, 1.0, buffer, dim, 0, True, 0.0, 1.0, 1e-3, out
+    )
+    assert result is None
+    assert np.isnan(out).all()  # nothing solved
+
+
+@needs_kernels
+def test_pair_outputs_reports_a_failed_solve_and_outputs_that_overflow():
+    keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(7))
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25}
+    singular = np.zeros_like(buffer)
+    singular[0, 0, :] = 1.0  # masses, nothing else: M = 0 with l2 = 0
+    sample, info, outputs = _native.pair_outputs(
+        x, keys, vector, columns, 1, 1.0, singular, dim, 0, True, 0.0, 1.0, 0.0, out
+    )
+    assert sample is vector and info != 0 and outputs is None
+    assert np.isnan(out).all()  # not written
+    huge = {"a": 1e308, "b": -1.0, "c": 2.0, "d": 0.25}
+    sample, info, outputs = _native.pair_outputs(
+        huge, keys, vector, columns, 1, 1.0, buffer * 1e-300, dim, 0, True, 0.0, 1.0, 1e-300,
+        out,
+    )  # fmt: skip
+    assert info == 0 and sample[1] == 1e308
+    assert (outputs is None) == (not np.isfinite(out @ sample).all())
+
+
+@needs_kernels
+def test_pair_outputs_checks_its_arrays():
+    keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(8))
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25}
+    with pytest.raises(TypeError):
+        _native.pair_outputs(
+            x, keys, vector, columns, 1, 1.0, np.ascontiguousarray(buffer), dim, 0, True, 0.0,
+            1.0, 1e-3, out,
+        )  # fmt: skip
+    with pytest.raises(ValueError):
+        _native.pair_outputs(
+            x, keys, vector, columns, 1, 1.0, buffer, dim + 1, 0, True, 0.0, 1.0, 1e-3,
+            np.empty((2, dim + 1), order="F"),
+        )  # fmt: skip
+    with pytest.raises(ValueError):
+        _native.pair_outputs(
+            x, keys, vector, columns, 1, 1.0, buffer, dim, 0, True, 0.0, 1.0, 1e-3,
+            np.empty((2, dim + 1), order="F"),
+        )  # fmt: skip
+
+
+@needs_kernels
+@pytest.mark.parametrize("params", PARAMS, ids=repr)
+def test_the_one_call_prediction_gives_the_bits_of_the_separate_kernels(params, monkeypatch):
+    rows, labels = _stream(120, seed=9)
+    weights = [1.0] * len(rows)
+    calls = []
+    kernel = _native.pair_outputs
+
+    def counting(*args):
+        calls.append(1)
+        return kernel(*args)
+
+    monkeypatch.setattr(_native, "pair_outputs", counting)
+    fused, fused_model = _run(params, rows, labels, weights)
+    assert len(calls) > len(rows) // 2  # the one-call path was taken (remembered keys)
+    taken = fused_model._solver.counters["direct"]
+    monkeypatch.setattr(_native, "pair_outputs", None)
+    separate, separate_model = _run(params, rows, labels, weights)
+    assert fused == separate  # the same floats, bit for bit
+    assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
+    assert taken == separate_model._solver.counters["direct"]
