@@ -79,6 +79,9 @@ cdef extern from "Python.h":
 cdef enum:
     NOGIL_MIN_DIM = 128
 
+#: NOGIL_MIN_DIM for Python (``pair_outputs(..., one_thread=True)`` takes fewer columns)
+NOGIL_COLUMNS = NOGIL_MIN_DIM
+
 # refill's verdicts on a sample
 cdef enum:
     SAME_VALUES = 0  # the cached vector is the sample's
@@ -509,13 +512,45 @@ cdef object _refill(
 # ----------------------------------------------------------------------------- a whole prediction
 
 
+# BLAS's thread setters (``int setter(int n)``: n threads, the previous number returned), given
+# by `use_thread_setters`; ``pair_outputs`` runs its BLAS on one thread with them when asked.
+ctypedef int (*_ThreadSetter)(int) noexcept nogil
+cdef enum:
+    MAX_SETTERS = 4
+cdef _ThreadSetter _setters[MAX_SETTERS]
+cdef int _n_setters = 0
+
+
+def use_thread_setters(tuple addresses not None):
+    """use_thread_setters(addresses)
+
+    The C addresses (ints) of the thread setters of the loaded OpenBLAS libraries
+    (river_nrrls/_threads.py's ``THREAD_SETTERS``, ``ctypes.cast(setter, c_void_p).value``), at
+    most four, for ``pair_outputs(..., one_thread=True)``. Private: an address that is not such
+    a function crashes the process at the next such call.
+    """
+    global _n_setters
+    if len(addresses) > MAX_SETTERS:
+        raise ValueError(f"at most {MAX_SETTERS} thread setters")
+    for address in addresses:
+        if not isinstance(address, int) or address <= 0:
+            raise ValueError("a thread setter's address is a positive int")
+    _n_setters = 0
+    for address in addresses:
+        _setters[_n_setters] = <_ThreadSetter><size_t>address
+        _n_setters += 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def pair_outputs(
     x, tuple keys not None, cnp.ndarray vector not None, cnp.ndarray columns not None,
     Py_ssize_t offset, double fill, cnp.ndarray scatters not None, Py_ssize_t dim,
     Py_ssize_t first, bint reweight, double tau, double eta, double l2, cnp.ndarray out not None,
+    bint one_thread=False,
 ):
     """pair_outputs(x, keys, vector, columns, offset, fill, scatters, dim, first, reweight, tau,
-    eta, l2, out)
+    eta, l2, out, one_thread=False)
 
     The two-class prediction of a remembered sample in one call: ``refill`` (the first six
     arguments), then ``pair_weights`` (the others: the weights into ``out``), then ``outputs``
@@ -523,11 +558,41 @@ def pair_outputs(
     solved). Otherwise ``(sample, info, outputs)``: x's vector as ``refill`` returns it,
     dposv's info (``out`` is written only when it is 0), and the two outputs as a list, None
     when ``info`` is not 0 (no outputs computed) or an output is not finite.
+
+    ``one_thread``: the solve and the outputs run on one BLAS thread (the setters of
+    `use_thread_setters`), the previous setting restored before the call returns. The solve
+    then keeps the GIL (fewer than ``NOGIL_MIN_DIM`` columns, else ValueError), so no other
+    Python thread sees the setting meanwhile.
     """
     sample = _refill(x, keys, vector, columns, offset, fill)
     if sample is None:
         return None
-    cdef int info = _pair_weights(scatters, dim, first, reweight, tau, eta, l2, out)
+    # Every check before the BLAS threads are set: nothing raises (or allocates a Python object,
+    # which may run a finaliser) while they are.
+    _check_pair(scatters, out, 2, dim, dim, first)
+    cdef cnp.ndarray refilled = <cnp.ndarray>sample
+    if cnp.PyArray_DIMS(refilled)[0] != dim:
+        raise ValueError("pair_outputs: inconsistent shapes")
+    if one_thread and dim - first >= NOGIL_MIN_DIM:
+        raise ValueError(f"pair_outputs: one_thread needs fewer than {NOGIL_MIN_DIM} columns")
+    cdef int previous[MAX_SETTERS]
+    cdef int k, n_set = _n_setters if one_thread else 0
+    cdef int info, rows = 2, columns_ = <int>dim, one = 1
+    cdef double values[2]
+    cdef double alpha = 1.0, beta = 0.0
+    cdef char plain = b"N"
+    for k in range(n_set):
+        previous[k] = _setters[k](1)
+    try:
+        info = _pair_weights(scatters, dim, first, reweight, tau, eta, l2, out)
+        if info == 0:  # f_k = w_k . x (x: refill's vector, contiguous)
+            dgemv(&plain, &rows, &columns_, &alpha, <double *>cnp.PyArray_DATA(out), &rows,
+                  <double *>cnp.PyArray_DATA(refilled), &one, &beta, values, &one)
+    finally:
+        for k in range(n_set):
+            _setters[k](previous[k])
     if info != 0:
         return (sample, info, None)
-    return (sample, 0, _outputs(out, sample))
+    if not (isfinite(values[0]) and isfinite(values[1])):
+        return (sample, 0, None)
+    return (sample, 0, [values[0], values[1]])

@@ -13,10 +13,24 @@ paths too.
 
 from __future__ import annotations
 
+import ctypes
 import warnings
 
+from ._threads import THREAD_SETTERS
+
+NOGIL_COLUMNS = 0  # the kernels' NOGIL_MIN_DIM (pair_outputs's one_thread takes fewer columns)
+
 try:
-    from ._kernels import outputs, pair_matrix, pair_outputs, pair_weights, rank_one, refill
+    from ._kernels import (
+        NOGIL_COLUMNS,
+        outputs,
+        pair_matrix,
+        pair_outputs,
+        pair_weights,
+        rank_one,
+        refill,
+        use_thread_setters,
+    )
 except ImportError as error:  # not built: the Python paths
     missing = isinstance(error, ModuleNotFoundError) and error.name == f"{__package__}._kernels"
     if not missing:  # built, but cannot load here
@@ -35,4 +49,17 @@ except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ fro
     )
     outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
 
-__all__ = ["outputs", "pair_matrix", "pair_outputs", "pair_weights", "rank_one", "refill"]
+if pair_outputs is not None:  # BLAS on one thread from C (`use_thread_setters`)
+    use_thread_setters(
+        tuple(ctypes.cast(setter, ctypes.c_void_p).value for setter in THREAD_SETTERS)
+    )
+
+__all__ = [
+    "NOGIL_COLUMNS",
+    "outputs",
+    "pair_matrix",
+    "pair_outputs",
+    "pair_weights",
+    "rank_one",
+    "refill",
+]

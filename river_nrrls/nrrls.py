@@ -504,6 +504,10 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         )  # fmt: skip
         if dim < ONE_THREAD_MIN_DIM:
             result = _native.pair_outputs(*arguments)
+        elif dim - solver.first < _native.NOGIL_COLUMNS:
+            # one BLAS thread, set and restored in C around the solve and the outputs (the
+            # kernel keeps the GIL meanwhile): a tenth of one_blas_thread's cost
+            result = _native.pair_outputs(*arguments, True)
         else:
             with one_blas_thread(dim):  # as the general path's solve and outputs
                 result = _native.pair_outputs(*arguments)

@@ -569,3 +569,58 @@ def test_the_one_call_prediction_gives_the_bits_of_the_separate_kernels(params, 
     assert fused == separate  # the same floats, bit for bit
     assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
     assert taken == separate_model._solver.counters["direct"]
+
+
+@needs_kernels
+def test_pair_outputs_sets_one_blas_thread_and_restores_the_setting():
+    import ctypes
+
+    from river_nrrls import _kernels, _threads
+
+    calls = []
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
+    def setter(n):  # a stand-in for OpenBLAS's: 4 threads until told otherwise
+        calls.append(n)
+        return 4 if len(calls) == 1 else 1
+
+    keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(10))
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25}
+    arguments = (x, keys, vector, columns, 1, 1.0, buffer, dim, 0, True, 0.0, 1.0, 1e-3, out)
+    address = ctypes.cast(setter, ctypes.c_void_p).value
+    try:
+        _kernels.use_thread_setters((address,))
+        expected = _native.pair_outputs(*arguments)
+        assert calls == []  # not asked
+        assert _native.pair_outputs(*arguments, True) == expected
+        assert calls == [1, 4]  # one thread, then the setting found
+        with pytest.raises(ValueError, match="one_thread"):
+            wide = _scatters(np.random.default_rng(1), 130, 130)
+            wide_x = {f"f{j}": 1.0 for j in range(129)}
+            wide_vector = np.ones(130)
+            wide_vector.flags.writeable = False
+            _native.pair_outputs(
+                wide_x, tuple(wide_x), wide_vector, np.arange(1, 130), 1, 1.0, wide, 130, 0,
+                True, 0.0, 1.0, 1e-3, np.empty((2, 130), order="F"), True,
+            )  # fmt: skip
+        assert calls == [1, 4]  # refused before any setting
+        with pytest.raises(ValueError, match="positive int"):
+            _kernels.use_thread_setters((0,))
+    finally:
+        _kernels.use_thread_setters(
+            tuple(ctypes.cast(s, ctypes.c_void_p).value for s in _threads.THREAD_SETTERS)
+        )
+
+
+@needs_kernels
+def test_the_one_call_prediction_on_one_blas_thread_gives_the_separate_kernels_bits(monkeypatch):
+    # 64 <= d < 128: the kernel sets one BLAS thread itself (the general path: one_blas_thread)
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(150, 70))
+    rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
+    labels = (X[:, :5].sum(axis=1) > 1.0).tolist()
+    fused, fused_model = _run({}, rows, labels, [1.0] * len(rows))
+    monkeypatch.setattr(_native, "pair_outputs", None)
+    separate, separate_model = _run({}, rows, labels, [1.0] * len(rows))
+    assert fused == separate
+    assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
