@@ -50,7 +50,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.limits cimport INT_MAX
 from libc.math cimport isfinite
 from libc.string cimport memset
-from scipy.linalg.cython_blas cimport dgemv, dsyr
+from scipy.linalg.cython_blas cimport ddot, dgemv, dsyr
 from scipy.linalg.cython_lapack cimport dposv
 
 cnp.import_array()
@@ -596,3 +596,45 @@ def pair_outputs(
     if not (isfinite(values[0]) and isfinite(values[1])):
         return (sample, 0, None)
     return (sample, 0, [values[0], values[1]])
+
+
+# ----------------------------------------------------------------------------- a whole update
+
+
+def learn_remembered(
+    x, tuple keys not None, cnp.ndarray vector not None, cnp.ndarray columns not None,
+    Py_ssize_t offset, double fill, cnp.ndarray scatters not None, Py_ssize_t slot,
+    Py_ssize_t dim, double weight, double bound, double limit,
+):
+    """learn_remembered(x, keys, vector, columns, offset, fill, scatters, slot, dim, weight,
+    bound, limit)
+
+    ``learn_one``'s step for a remembered sample in one call: ``refill`` (the first six
+    arguments), the sample's load w |x|^2 (one ddot, as ``ClassStatistics.check_sample``), and,
+    when ``bound + load <= limit`` (the range bound's fast check), the rank-1 update of class
+    ``slot`` as ``rank_one(scatters, slot, dim, vector, weight)``. None when ``refill`` leaves x
+    to the validation; else ``(sample, load)``: x's vector, and the load, None when the bound
+    would be passed (then nothing is updated: the caller's exact check decides). Nothing is
+    updated either when an argument is inconsistent (an error).
+    """
+    sample = _refill(x, keys, vector, columns, offset, fill)
+    if sample is None:
+        return None
+    _check_float_array(scatters, 3, True, "scatters")
+    cdef cnp.ndarray refilled = <cnp.ndarray>sample
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(scatters)
+    cdef Py_ssize_t capacity = shape[0]
+    if (
+        shape[1] != capacity or slot < 0 or slot >= shape[2] or dim < 1 or dim > capacity
+        or cnp.PyArray_DIMS(refilled)[0] != dim or capacity > INT_MAX
+    ):
+        raise ValueError("learn_remembered: inconsistent shapes")
+    cdef int n = <int>dim, lda = <int>capacity, one = 1
+    cdef char upper = b"U"
+    cdef double *entries = <double *>cnp.PyArray_DATA(refilled)  # contiguous (refill's)
+    cdef double load = ddot(&n, entries, &one, entries, &one) * weight  # w |x|^2
+    if not bound + load <= limit:  # beyond the bound (or not finite): the exact check decides
+        return (sample, None)
+    cdef double *scatter = <double *>cnp.PyArray_DATA(scatters) + slot * capacity * capacity
+    dsyr(&upper, &n, &weight, entries, &one, scatter, &lda)  # [n, s; s, A] += w [1, x][1, x]^T
+    return (sample, load)

@@ -14,6 +14,8 @@ from scipy.linalg import blas
 
 from . import _native
 from ._checks import (
+    SMALLEST_WEIGHT,
+    STATISTICS_LIMIT,
     check_bool,
     check_label,
     check_labels,
@@ -338,6 +340,8 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         weight = w if w.__class__ is float and 0.0 <= w <= _MAX_FLOAT else check_real("w", w, 0.0)
         label = y if y.__class__ in _PLAIN_LABELS else check_label(y)
         with self._lock:
+            if _native.learn_remembered is not None and self._learn_remembered(x, label, weight):
+                return
             stats = self._stats
             # encode -> check -> observe -> update
             vector, new, support = self._encode(x, True, stats.sparse_updates)
@@ -351,6 +355,43 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             self._solver.observe(stats, slot, vector, weight)
             stats.update_one(slot, vector, weight, support, load)
             self._solution = None
+
+    def _learn_remembered(self, x: dict, label: typing.Hashable, weight: float) -> bool:
+        """``learn_one`` in one compiled call (encode, the range check's fast bound, the rank-1
+        update: the kernel ``learn_remembered``) when ``x`` has the remembered sample's keys,
+        its class is known, the update is a plain one (`ClassStatistics.plain_update`) and
+        the solver's `observe` reads no statistics (`SystemSolver`: the woodbury recursion's
+        reads them before the update).
+        False when it did not learn ``x``: the general path then does (nothing has changed but
+        the encoding's cache, as the general path's encoding would change it)."""
+        stats, index = self._stats, self._index
+        slot = stats.slot.get(label)
+        cache = index.remembered()
+        if (
+            slot is None
+            or cache is None
+            or weight < SMALLEST_WEIGHT
+            or cache.size != stats.dim
+            or self._solver.__class__ is not SystemSolver
+        ):
+            return False
+        bound = stats.plain_update(index.offset + len(cache.keys))
+        if bound is None:
+            return False
+        result = _native.learn_remembered(
+            x, cache.keys, cache.vector, cache.layout.columns, index.offset, index.fill,
+            stats.buffer, slot, stats.dim, weight, bound, STATISTICS_LIMIT,
+        )  # fmt: skip
+        if result is None:  # not the remembered keys, or values to validate
+            return False
+        vector, load = result
+        index.refilled(cache, vector)
+        if load is None:  # near the range limit: the exact check (nothing was updated)
+            return False
+        self._solver.observe(stats, slot, vector, weight)  # reads nothing the update changed
+        stats.updated_one(load)
+        self._solution = None
+        return True
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would.

@@ -15,7 +15,15 @@ import pytest
 
 from river_nrrls import _native
 
-KERNELS = ["outputs", "pair_matrix", "pair_outputs", "pair_weights", "rank_one", "refill"]
+KERNELS = [
+    "learn_remembered",
+    "outputs",
+    "pair_matrix",
+    "pair_outputs",
+    "pair_weights",
+    "rank_one",
+    "refill",
+]
 BUILT = all(getattr(_native, name) is not None for name in KERNELS)
 NOT_BUILT = (
     "river_nrrls._kernels is not built here (no C compiler, or no Cython at build time): "

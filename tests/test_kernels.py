@@ -185,7 +185,7 @@ def test_pair_weights_and_rank_one_at_widths_that_release_the_gil(tau):
     assert _native.pair_weights(buffer, dim, 1, True, tau, 1.0, 1e-3, out) == 0
     expected = _solve_numpy(buffer, dim, 1, True, tau, 1.0, 1e-3)
     np.testing.assert_allclose(out, expected, rtol=1e-8, atol=1e-10)
-    before = buffer.copy()
+    before = buffer.copy(order="F")
     vector = np.asfortranarray(rng.normal(size=(2, capacity)))[0]  # strided
     _native.rank_one(buffer, 0, dim, vector, 0.5)
     upper = np.triu(np.ones((dim, dim), dtype=bool))
@@ -247,7 +247,7 @@ def test_outputs_is_the_matrix_vector_product_or_none():
 def test_rank_one_updates_the_upper_triangle_of_the_class_block():
     rng = np.random.default_rng(8)
     buffer = _scatters(rng, 10, 6)
-    before = buffer.copy()
+    before = buffer.copy(order="F")
     rows = np.asfortranarray(rng.normal(size=(3, 6)))
     vector = rows[1]  # strided
     _native.rank_one(buffer, 1, 6, vector, 0.5)
@@ -624,3 +624,95 @@ def test_the_one_call_prediction_on_one_blas_thread_gives_the_separate_kernels_b
     separate, separate_model = _run({}, rows, labels, [1.0] * len(rows))
     assert fused == separate
     assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
+
+
+# ------------------------------------------------------------------ learn_remembered
+
+
+@needs_kernels
+@pytest.mark.parametrize("values", ["same", "new"])
+@pytest.mark.parametrize("slot", [0, 1])
+def test_learn_remembered_is_refill_then_the_load_then_the_rank_one_update(values, slot):
+    keys, vector, columns, buffer, dim, _ = _pair_arguments(np.random.default_rng(12))
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25} if values == "same" else {
+        "a": 3.0, "b": -1.0, "c": 2, "d": -0.5
+    }
+    before = buffer.copy(order="F")
+    sample, load = _native.learn_remembered(
+        x, keys, vector, columns, 1, 1.0, buffer, slot, dim, 2.5, 10.0, 1e300
+    )
+    x_full = np.array([1.0, *map(float, x.values())])
+    assert sample.tolist() == x_full.tolist() and (sample is vector) == (values == "same")
+    assert load == pytest.approx(2.5 * x_full @ x_full, rel=1e-14)
+    expected = before.copy(order="F")
+    expected[:dim, :dim, slot] += np.triu(2.5 * np.outer(x_full, x_full))
+    np.testing.assert_allclose(np.triu(buffer[:, :, slot]), np.triu(expected[:, :, slot]))
+    assert (buffer[:, :, 1 - slot] == before[:, :, 1 - slot]).all()
+    # the same bits as the separate kernel
+    separate = before.copy(order="F")
+    _native.rank_one(separate, slot, dim, sample, 2.5)
+    assert (separate == buffer).all()
+
+
+@needs_kernels
+def test_learn_remembered_changes_nothing_beyond_the_bound_or_for_what_refill_leaves():
+    keys, vector, columns, buffer, dim, _ = _pair_arguments(np.random.default_rng(13))
+    before = buffer.copy(order="F")
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25}
+    load = 1.0 + 0.25 + 1.0 + 4.0 + 0.0625
+    arguments = (keys, vector, columns, 1, 1.0, buffer, 0, dim, 1.0)
+    assert _native.learn_remembered(x, *arguments, 1e300 - 1e299, 1e300) == (vector, load)
+    _native.rank_one(before, 0, dim, vector, 1.0)
+    assert (buffer == before).all()
+    for bound in (1e300, float("inf"), float("nan")):  # bound + load > limit, or undecided
+        assert _native.learn_remembered(x, *arguments, bound, 1e299) == (vector, None)
+        assert (buffer == before).all()
+    for other in ({"a": 0.5, "b": -1.0, "c": 2.0}, {**x, "d": float("inf")}, {**x, "d": "1"}):
+        assert _native.learn_remembered(other, *arguments, 0.0, 1e300) is None
+        assert (buffer == before).all()
+    with pytest.raises(ValueError, match="inconsistent"):
+        _native.learn_remembered(x, keys, vector, columns, 1, 1.0, buffer, 2, dim, 1.0, 0.0, 1e300)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _native.learn_remembered(x, keys, vector, columns, 1, 1.0, buffer, 0, 4, 1.0, 0.0, 1e300)
+    read_only = buffer.copy(order="F")
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        _native.learn_remembered(x, keys, vector, columns, 1, 1.0, read_only, 0, dim, 1.0, 0, 1)
+    assert (buffer == before).all()
+
+
+@needs_kernels
+@pytest.mark.parametrize("params", [*PARAMS, {"solver": "woodbury"}], ids=repr)
+def test_the_one_call_update_gives_the_bits_of_the_separate_kernels(params, monkeypatch):
+    rows, labels = _stream(120, seed=14)
+    weights = [1.0 if i % 5 else 2.5 for i in range(len(rows))]
+    calls = []
+    kernel = _native.learn_remembered
+
+    def counting(*args):
+        calls.append(1)
+        return kernel(*args)
+
+    monkeypatch.setattr(_native, "learn_remembered", counting)
+    fused, fused_model = _run(params, rows, labels, weights)
+    monkeypatch.setattr(_native, "learn_remembered", None)
+    separate, separate_model = _run(params, rows, labels, weights)
+    assert fused == separate  # the same floats, bit for bit
+    assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
+    one_call = params.get("forgetting", 1.0) == 1.0 and params.get("solver") != "woodbury"
+    assert (len(calls) > len(rows) // 2) == one_call  # taken where the update is plain
+
+
+@needs_kernels
+def test_a_sample_beyond_the_range_bound_is_refused_whole_after_the_one_call_path():
+    model = NRRLS()
+    x = {"a": 1e149, "b": 1.0}
+    model.learn_one(x, True)
+    model.learn_one({"a": 1.0, "b": 2.0}, False)
+    model.learn_one({"a": 1.0, "b": 3.0}, False)  # remembered keys, a plain update
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="'a'"):
+        for _ in range(200):  # the class's sum of squares passes 1e300 within 100 samples
+            model.learn_one(x, True)
+            before = pickle.dumps(model)
+    assert pickle.dumps(model) == before
