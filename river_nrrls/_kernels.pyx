@@ -13,7 +13,11 @@ scipy.linalg.cython_blas and cython_lapack: Cython checks their C signatures at 
 - outputs:      the outputs w_k . x of every class (one dgemv), None when one is not finite;
 - rank_one:     a sample's rank-1 update of its class's scatter (one dsyr);
 - refill:       the dense vector of a sample with the features of the last one (the encoding's
-                cache, river_nrrls/_index.py).
+                cache, river_nrrls/_index.py);
+- pair_outputs: a whole two-class prediction (refill, pair_weights, outputs), optionally on one
+                BLAS thread set in C (use_thread_setters);
+- learn_remembered: a whole plain learn_one (refill, the load w |x|^2 against the range bound,
+                rank_one).
 
 Each computes the formulas of the Python path that it replaces (river_nrrls/_solver.py and
 _stats.py), which stays for the fallbacks and is used when this module is not built; the
