@@ -548,19 +548,25 @@ def test_pair_outputs_checks_its_arrays():
         )  # fmt: skip
 
 
-@needs_kernels
-@pytest.mark.parametrize("params", PARAMS, ids=repr)
-def test_the_one_call_prediction_gives_the_bits_of_the_separate_kernels(params, monkeypatch):
-    rows, labels = _stream(120, seed=9)
-    weights = [1.0] * len(rows)
+def _count_calls(monkeypatch, name: str) -> list:
+    """Count the calls of the kernel ``name`` (one entry a call) for one test."""
     calls = []
-    kernel = _native.pair_outputs
+    kernel = getattr(_native, name)
 
     def counting(*args):
         calls.append(1)
         return kernel(*args)
 
-    monkeypatch.setattr(_native, "pair_outputs", counting)
+    monkeypatch.setattr(_native, name, counting)
+    return calls
+
+
+@needs_kernels
+@pytest.mark.parametrize("params", PARAMS, ids=repr)
+def test_the_one_call_prediction_gives_the_bits_of_the_separate_kernels(params, monkeypatch):
+    rows, labels = _stream(120, seed=9)
+    weights = [1.0] * len(rows)
+    calls = _count_calls(monkeypatch, "pair_outputs")
     fused, fused_model = _run(params, rows, labels, weights)
     assert len(calls) > len(rows) // 2  # the one-call path was taken (remembered keys)
     taken = fused_model._solver.counters["direct"]
@@ -686,14 +692,7 @@ def test_learn_remembered_changes_nothing_beyond_the_bound_or_for_what_refill_le
 def test_the_one_call_update_gives_the_bits_of_the_separate_kernels(params, monkeypatch):
     rows, labels = _stream(120, seed=14)
     weights = [1.0 if i % 5 else 2.5 for i in range(len(rows))]
-    calls = []
-    kernel = _native.learn_remembered
-
-    def counting(*args):
-        calls.append(1)
-        return kernel(*args)
-
-    monkeypatch.setattr(_native, "learn_remembered", counting)
+    calls = _count_calls(monkeypatch, "learn_remembered")
     fused, fused_model = _run(params, rows, labels, weights)
     monkeypatch.setattr(_native, "learn_remembered", None)
     separate, separate_model = _run(params, rows, labels, weights)
