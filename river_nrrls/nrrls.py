@@ -40,6 +40,9 @@ __all__ = ["NRRLS"]
 
 _SOLVERS = ("cholesky", "woodbury")
 _MAX_FLOAT = sys.float_info.max
+# A free-threaded build runs other threads during a kernel: BLAS threads are then set only by
+# `one_blas_thread`, whose count of the threads inside keeps the setting consistent.
+_GIL_ENABLED = getattr(sys, "_is_gil_enabled", lambda: True)()
 # Labels that need no check: never missing, always hashable, stored as they are.
 _PLAIN_LABELS = frozenset((bool, int, str))
 
@@ -545,9 +548,10 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         )  # fmt: skip
         if dim < ONE_THREAD_MIN_DIM:
             result = _native.pair_outputs(*arguments)
-        elif dim - solver.first < _native.NOGIL_COLUMNS:
+        elif _GIL_ENABLED and dim - solver.first < _native.NOGIL_COLUMNS:
             # one BLAS thread, set and restored in C around the solve and the outputs (the
-            # kernel keeps the GIL meanwhile): a tenth of one_blas_thread's cost
+            # kernel keeps the GIL meanwhile, so no one_blas_thread of another thread runs in
+            # between): a tenth of one_blas_thread's cost
             result = _native.pair_outputs(*arguments, True)
         else:
             with one_blas_thread(dim):  # as the general path's solve and outputs
