@@ -494,8 +494,8 @@ class FeatureIndex:
         if x.__class__ is not dict and not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         size = self.offset + len(self.features)
-        cache = self._cache
-        if cache is not None and cache.size == size:
+        cache = self.remembered()
+        if cache is not None:
             if _native.refill is not None:
                 # One compiled call: x's keys are the remembered ones and its values finite
                 # floats or ints (else None): the remembered vector if the values are the same,
@@ -504,8 +504,8 @@ class FeatureIndex:
                 vector = _native.refill(
                     x, cache.keys, cache.vector, layout.columns, self.offset, self.fill
                 )
-                if vector is not None and vector is not cache.vector:
-                    cache.vector, cache.values = vector, None  # no values tuple kept
+                if vector is not None:
+                    self.refilled(cache, vector)
             else:
                 vector = self._reuse(x, cache)
             if vector is not None:
@@ -524,6 +524,19 @@ class FeatureIndex:
             self._remember(tuple(x), tuple(x.values()), vector, layout, placement)
         support = self._support(layout) if with_support else None
         return _new_sample(DenseSample, (vector, new, support))
+
+    def remembered(self) -> _Remembered | None:
+        """The remembered sample, when no feature was added since (its vectors still fit)."""
+        cache = self._cache
+        if cache is not None and cache.size == self.offset + len(self.features):
+            return cache
+        return None
+
+    @staticmethod
+    def refilled(cache: _Remembered, vector: np.ndarray) -> None:
+        """Remember ``vector``, the compiled refill's vector of a sample with ``cache``'s keys."""
+        if vector is not cache.vector:
+            cache.vector, cache.values = vector, None  # no values tuple kept
 
     def _reuse(self, x: dict, cache: _Remembered) -> np.ndarray | None:
         """The vector of ``x`` from the remembered sample's layout when ``x`` has its keys (the

@@ -13,7 +13,11 @@ scipy.linalg.cython_blas and cython_lapack: Cython checks their C signatures at 
 - outputs:      the outputs w_k . x of every class (one dgemv), None when one is not finite;
 - rank_one:     a sample's rank-1 update of its class's scatter (one dsyr);
 - refill:       the dense vector of a sample with the features of the last one (the encoding's
-                cache, river_nrrls/_index.py).
+                cache, river_nrrls/_index.py);
+- pair_outputs: a whole two-class prediction (refill, pair_weights, outputs), optionally on one
+                BLAS thread set in C (use_thread_setters);
+- learn_remembered: a whole plain learn_one (refill, the load w |x|^2 against the range bound,
+                rank_one).
 
 Each computes the formulas of the Python path that it replaces (river_nrrls/_solver.py and
 _stats.py), which stays for the fallbacks and is used when this module is not built; the
@@ -50,7 +54,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.limits cimport INT_MAX
 from libc.math cimport isfinite
 from libc.string cimport memset
-from scipy.linalg.cython_blas cimport dgemv, dsyr
+from scipy.linalg.cython_blas cimport ddot, dgemv, dsyr
 from scipy.linalg.cython_lapack cimport dposv
 
 cnp.import_array()
@@ -78,6 +82,9 @@ cdef extern from "Python.h":
 # small beside it.
 cdef enum:
     NOGIL_MIN_DIM = 128
+
+#: NOGIL_MIN_DIM for Python (``pair_outputs(..., one_thread=True)`` takes fewer columns)
+NOGIL_COLUMNS = NOGIL_MIN_DIM
 
 # refill's verdicts on a sample
 cdef enum:
@@ -193,6 +200,14 @@ def pair_weights(
     scatters into ``out``, a (2, dim) Fortran array (rows: the classes' weights, 0 before
     ``first``). Returns dposv's info: ``out`` is written only when it is 0.
     """
+    return _pair_weights(scatters, dim, first, reweight, tau, eta, l2, out)
+
+
+cdef int _pair_weights(
+    cnp.ndarray scatters, Py_ssize_t dim, Py_ssize_t first, bint reweight, double tau,
+    double eta, double l2, cnp.ndarray out,
+) except -1000:
+    """`pair_weights`: its arguments checked here, its info returned."""
     _check_pair(scatters, out, 2, dim, dim, first)
     cdef Py_ssize_t capacity = cnp.PyArray_DIMS(scatters)[0]
     cdef const double *scatter_0 = <const double *>cnp.PyArray_DATA(scatters)
@@ -212,6 +227,7 @@ def pair_weights(
         raise MemoryError()
     cdef double *rhs = matrix + <size_t>n * n  # column-major (n, 2): r_0, then r_1
     cdef double *weights
+    info = 0
     try:
         if n >= NOGIL_MIN_DIM:
             with nogil:
@@ -280,6 +296,13 @@ def outputs(cnp.ndarray weights not None, cnp.ndarray vector not None):
     The outputs ``weights @ vector`` of a (C, D) Fortran array of weights (one class a row) and
     a vector of D entries, as a list of C floats; None when one is not finite.
     """
+    return _outputs(weights, vector)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef object _outputs(cnp.ndarray weights, cnp.ndarray vector):
+    """`outputs`, its arguments checked here."""
     _check_float_array(weights, 2, False, "weights")
     cdef int increment = _increment(vector, "vector")
     cdef Py_ssize_t n_classes = cnp.PyArray_DIMS(weights)[0], width = cnp.PyArray_DIMS(weights)[1]
@@ -455,6 +478,14 @@ def refill(
     int keys compared by value, others only by identity) or a value is not a finite float or
     int: the caller's validation then takes it (and refuses what is wrong, naming it).
     """
+    return _refill(x, keys, vector, columns, offset, fill)
+
+
+cdef object _refill(
+    object x, tuple keys, cnp.ndarray vector, cnp.ndarray columns, Py_ssize_t offset,
+    double fill,
+):
+    """`refill`, its arguments checked here."""
     cdef Py_ssize_t n_keys = len(keys)
     if not Exact_dict(x) or Dict_size(x) != n_keys:
         return None
@@ -480,3 +511,134 @@ def refill(
     finally:
         if numbers != small:
             PyMem_Free(numbers)
+
+
+# ----------------------------------------------------------------------------- a whole prediction
+
+
+# BLAS's thread setters (``int setter(int n)``: n threads, the previous number returned), given
+# by `use_thread_setters`; ``pair_outputs`` runs its BLAS on one thread with them when asked.
+ctypedef int (*_ThreadSetter)(int) noexcept nogil
+cdef enum:
+    MAX_SETTERS = 4
+cdef _ThreadSetter _setters[MAX_SETTERS]
+cdef int _n_setters = 0
+
+
+def use_thread_setters(tuple addresses not None):
+    """use_thread_setters(addresses)
+
+    The C addresses (ints) of the thread setters of the loaded OpenBLAS libraries
+    (river_nrrls/_threads.py's ``THREAD_SETTERS``, ``ctypes.cast(setter, c_void_p).value``), at
+    most four, for ``pair_outputs(..., one_thread=True)``. Private: an address that is not such
+    a function crashes the process at the next such call.
+    """
+    global _n_setters
+    if len(addresses) > MAX_SETTERS:
+        raise ValueError(f"at most {MAX_SETTERS} thread setters")
+    for address in addresses:
+        if not isinstance(address, int) or address <= 0:
+            raise ValueError("a thread setter's address is a positive int")
+    _n_setters = 0
+    for address in addresses:
+        _setters[_n_setters] = <_ThreadSetter><size_t>address
+        _n_setters += 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def pair_outputs(
+    x, tuple keys not None, cnp.ndarray vector not None, cnp.ndarray columns not None,
+    Py_ssize_t offset, double fill, cnp.ndarray scatters not None, Py_ssize_t dim,
+    Py_ssize_t first, bint reweight, double tau, double eta, double l2, cnp.ndarray out not None,
+    bint one_thread=False,
+):
+    """pair_outputs(x, keys, vector, columns, offset, fill, scatters, dim, first, reweight, tau,
+    eta, l2, out, one_thread=False)
+
+    The two-class prediction of a remembered sample in one call: ``refill`` (the first six
+    arguments), then ``pair_weights`` (the others: the weights into ``out``), then ``outputs``
+    of those weights on x's vector. None when ``refill`` leaves x to the validation (nothing is
+    solved). Otherwise ``(sample, info, outputs)``: x's vector as ``refill`` returns it,
+    dposv's info (``out`` is written only when it is 0), and the two outputs as a list, None
+    when ``info`` is not 0 (no outputs computed) or an output is not finite.
+
+    ``one_thread``: the solve and the outputs run on one BLAS thread (the setters of
+    `use_thread_setters`), the previous setting restored before the call returns. The solve
+    then keeps the GIL (fewer than ``NOGIL_MIN_DIM`` columns, else ValueError), so no other
+    Python thread sees the setting meanwhile.
+    """
+    sample = _refill(x, keys, vector, columns, offset, fill)
+    if sample is None:
+        return None
+    # Every check before the BLAS threads are set: nothing raises (or allocates a Python object,
+    # which may run a finaliser) while they are.
+    _check_pair(scatters, out, 2, dim, dim, first)
+    cdef cnp.ndarray refilled = <cnp.ndarray>sample
+    if cnp.PyArray_DIMS(refilled)[0] != dim:
+        raise ValueError("pair_outputs: inconsistent shapes")
+    if one_thread and dim - first >= NOGIL_MIN_DIM:
+        raise ValueError(f"pair_outputs: one_thread needs fewer than {NOGIL_MIN_DIM} columns")
+    cdef int previous[MAX_SETTERS]
+    cdef int k, n_set = _n_setters if one_thread else 0
+    cdef int info, rows = 2, columns_ = <int>dim, one = 1
+    cdef double values[2]
+    cdef double alpha = 1.0, beta = 0.0
+    cdef char plain = b"N"
+    for k in range(n_set):
+        previous[k] = _setters[k](1)
+    try:
+        info = _pair_weights(scatters, dim, first, reweight, tau, eta, l2, out)
+        if info == 0:  # f_k = w_k . x (x: refill's vector, contiguous)
+            dgemv(&plain, &rows, &columns_, &alpha, <double *>cnp.PyArray_DATA(out), &rows,
+                  <double *>cnp.PyArray_DATA(refilled), &one, &beta, values, &one)
+    finally:
+        for k in range(n_set):
+            _setters[k](previous[k])
+    if info != 0:
+        return (sample, info, None)
+    if not (isfinite(values[0]) and isfinite(values[1])):
+        return (sample, 0, None)
+    return (sample, 0, [values[0], values[1]])
+
+
+# ----------------------------------------------------------------------------- a whole update
+
+
+def learn_remembered(
+    x, tuple keys not None, cnp.ndarray vector not None, cnp.ndarray columns not None,
+    Py_ssize_t offset, double fill, cnp.ndarray scatters not None, Py_ssize_t slot,
+    Py_ssize_t dim, double weight, double bound, double limit,
+):
+    """learn_remembered(x, keys, vector, columns, offset, fill, scatters, slot, dim, weight,
+    bound, limit)
+
+    ``learn_one``'s step for a remembered sample in one call: ``refill`` (the first six
+    arguments), the sample's load w |x|^2 (one ddot, as ``ClassStatistics.check_sample``), and,
+    when ``bound + load <= limit`` (the range bound's fast check), the rank-1 update of class
+    ``slot`` as ``rank_one(scatters, slot, dim, vector, weight)``. None when ``refill`` leaves x
+    to the validation; else ``(sample, load)``: x's vector, and the load, None when the bound
+    would be passed (then nothing is updated: the caller's exact check decides). Nothing is
+    updated either when an argument is inconsistent (an error).
+    """
+    sample = _refill(x, keys, vector, columns, offset, fill)
+    if sample is None:
+        return None
+    _check_float_array(scatters, 3, True, "scatters")
+    cdef cnp.ndarray refilled = <cnp.ndarray>sample
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(scatters)
+    cdef Py_ssize_t capacity = shape[0]
+    if (
+        shape[1] != capacity or slot < 0 or slot >= shape[2] or dim < 1 or dim > capacity
+        or cnp.PyArray_DIMS(refilled)[0] != dim or capacity > INT_MAX
+    ):
+        raise ValueError("learn_remembered: inconsistent shapes")
+    cdef int n = <int>dim, lda = <int>capacity, one = 1
+    cdef char upper = b"U"
+    cdef double *entries = <double *>cnp.PyArray_DATA(refilled)  # contiguous (refill's)
+    cdef double load = ddot(&n, entries, &one, entries, &one) * weight  # w |x|^2
+    if not bound + load <= limit:  # beyond the bound (or not finite): the exact check decides
+        return (sample, None)
+    cdef double *scatter = <double *>cnp.PyArray_DATA(scatters) + slot * capacity * capacity
+    dsyr(&upper, &n, &weight, entries, &one, scatter, &lda)  # [n, s; s, A] += w [1, x][1, x]^T
+    return (sample, load)

@@ -13,10 +13,25 @@ paths too.
 
 from __future__ import annotations
 
+import ctypes
 import warnings
 
+from ._threads import THREAD_SETTERS
+
+NOGIL_COLUMNS = 0  # the kernels' NOGIL_MIN_DIM (pair_outputs's one_thread takes fewer columns)
+
 try:
-    from ._kernels import outputs, pair_matrix, pair_weights, rank_one, refill
+    from ._kernels import (
+        NOGIL_COLUMNS,
+        learn_remembered,
+        outputs,
+        pair_matrix,
+        pair_outputs,
+        pair_weights,
+        rank_one,
+        refill,
+        use_thread_setters,
+    )
 except ImportError as error:  # not built: the Python paths
     missing = isinstance(error, ModuleNotFoundError) and error.name == f"{__package__}._kernels"
     if not missing:  # built, but cannot load here
@@ -25,7 +40,8 @@ except ImportError as error:  # not built: the Python paths
             RuntimeWarning,
             stacklevel=2,
         )
-    outputs = pair_matrix = pair_weights = rank_one = refill = None
+    outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
+    learn_remembered = None
 except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ from the build's
     warnings.warn(
         f"river_nrrls's compiled kernels cannot run with this scipy ({error}): "
@@ -33,6 +49,21 @@ except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ fro
         RuntimeWarning,
         stacklevel=2,
     )
-    outputs = pair_matrix = pair_weights = rank_one = refill = None
+    outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
+    learn_remembered = None
 
-__all__ = ["outputs", "pair_matrix", "pair_weights", "rank_one", "refill"]
+if pair_outputs is not None:  # BLAS on one thread from C (`use_thread_setters`)
+    use_thread_setters(
+        tuple(ctypes.cast(setter, ctypes.c_void_p).value for setter in THREAD_SETTERS)
+    )
+
+__all__ = [
+    "NOGIL_COLUMNS",
+    "learn_remembered",
+    "outputs",
+    "pair_matrix",
+    "pair_outputs",
+    "pair_weights",
+    "rank_one",
+    "refill",
+]

@@ -459,6 +459,21 @@ class SystemSolver:
             return self._full_width(blas.dger(1.0, _SIGNS, weights[:, 0]), dim)
         return self._full_width(weights.T, dim)
 
+    def takes_pair_kernel(self, stats: ClassStatistics) -> bool:
+        """Whether `solve` would take the compiled two-class direct solve (``pair_weights``)."""
+        dim = stats.dim
+        return (
+            len(stats.labels) == 2
+            and dim > self.first
+            and not (self.primed and dim - self.first >= self.stale_min_dim)
+            and _native.pair_weights is not None
+        )
+
+    def pair_kernel_solved(self, stats: ClassStatistics) -> None:
+        """A caller solved as `solve` would when `takes_pair_kernel` (the compiled
+        ``pair_outputs``, `NRRLS._outputs`): the same bookkeeping."""
+        self._direct_bookkeeping(stats.dim - self.first >= self.stale_min_dim)
+
     def _direct_bookkeeping(self, wide: bool) -> None:
         """A direct solve of the shared system: any stale factor is let go, and a wide one
         primes the next solve to build it."""

@@ -273,6 +273,24 @@ class ClassStatistics:
         """Whether `update_one` may update only a sample's block (its ``support`` then helps)."""
         return self._dim > _SPARSE_MIN_DIM
 
+    def plain_update(self, n_columns: int) -> float | None:
+        """The range bound, when `update_one` of a sample with ``n_columns`` columns that may be
+        non-zero would be one plain rank-1 update (no forgetting, no sparse block, no thread
+        context) after `check_sample`'s fast check against it; None otherwise."""
+        dim = self._dim
+        if (
+            self.forgetting != 1.0
+            or dim >= _THREADED_DSYR_MIN_DIM
+            or (dim > _SPARSE_MIN_DIM and 4 * n_columns <= dim)
+        ):
+            return None
+        return self._bound
+
+    def updated_one(self, load: float) -> None:
+        """A sample of load ``load`` (`check_sample`'s) was added as `plain_update` allowed (the
+        compiled ``learn_remembered``): the range bound follows, as `update_one` keeps it."""
+        self._bound += load
+
     def update_one(
         self,
         c: int,

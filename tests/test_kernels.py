@@ -185,7 +185,7 @@ def test_pair_weights_and_rank_one_at_widths_that_release_the_gil(tau):
     assert _native.pair_weights(buffer, dim, 1, True, tau, 1.0, 1e-3, out) == 0
     expected = _solve_numpy(buffer, dim, 1, True, tau, 1.0, 1e-3)
     np.testing.assert_allclose(out, expected, rtol=1e-8, atol=1e-10)
-    before = buffer.copy()
+    before = buffer.copy(order="F")
     vector = np.asfortranarray(rng.normal(size=(2, capacity)))[0]  # strided
     _native.rank_one(buffer, 0, dim, vector, 0.5)
     upper = np.triu(np.ones((dim, dim), dtype=bool))
@@ -247,7 +247,7 @@ def test_outputs_is_the_matrix_vector_product_or_none():
 def test_rank_one_updates_the_upper_triangle_of_the_class_block():
     rng = np.random.default_rng(8)
     buffer = _scatters(rng, 10, 6)
-    before = buffer.copy()
+    before = buffer.copy(order="F")
     rows = np.asfortranarray(rng.normal(size=(3, 6)))
     vector = rows[1]  # strided
     _native.rank_one(buffer, 1, 6, vector, 0.5)
@@ -442,3 +442,276 @@ def test_a_failed_kernel_solve_takes_the_direct_fallbacks_not_the_stale_path(mon
     assert counters["refactor"] == 0 and counters["direct"] == 1
     for label in python:
         assert compiled[label] == pytest.approx(python[label], rel=1e-9, abs=1e-12)
+
+
+# ------------------------------------------------------------------ pair_outputs
+
+
+def _pair_arguments(rng, tau=0.0, first=0):
+    """A remembered sample of 4 features (columns 1..4 of 5) and two classes' scatters."""
+    dim = 5
+    buffer = _scatters(rng, 8, dim)
+    vector = np.array([1.0, 0.5, -1.0, 2.0, 0.25])
+    vector.flags.writeable = False
+    columns = np.array([1, 2, 3, 4], dtype=np.intp)
+    keys = ("a", "b", "c", "d")
+    out = np.full((2, dim), np.nan, order="F")
+    return keys, vector, columns, buffer, dim, out
+
+
+@needs_kernels
+@pytest.mark.parametrize("first", [0, 1])
+@pytest.mark.parametrize("tau", [0.0, 0.4])
+@pytest.mark.parametrize("values", ["same", "new"])
+def test_pair_outputs_is_refill_then_the_solve_then_the_outputs(first, tau, values):
+    keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(5))
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25} if values == "same" else {
+        "a": 3.0, "b": -1.0, "c": 2, "d": -0.5
+    }
+    result = _native.pair_outputs(
+        x, keys, vector, columns, 1, 1.0, buffer, dim, first, True, tau, 1.5, 1e-3, out
+    )
+    sample, info, outputs = result
+    assert info == 0
+    expected_vector = np.array([1.0, *map(float, x.values())])
+    assert sample.tolist() == expected_vector.tolist()
+    assert (sample is vector) == (values == "same")
+    assert not sample.flags.writeable
+    expected = _solve_numpy(buffer, dim, first, True, tau, 1.5, 1e-3)
+    np.testing.assert_allclose(out, expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(outputs, expected @ expected_vector, rtol=1e-10, atol=1e-12)
+    # the same bits as the separate kernels
+    separate = np.empty((2, dim), order="F")
+    assert _native.pair_weights(buffer, dim, first, True, tau, 1.5, 1e-3, separate) == 0
+    assert out.tolist() == separate.tolist()
+    assert outputs == _native.outputs(separate, sample)
+
+
+@needs_kernels
+@pytest.mark.parametrize(
+    "x",
+    [
+        {"a": 0.5, "b": -1.0, "c": 2.0},  # a key missing
+        {"a": 0.5, "b": -1.0, "d": 0.25, "c": 2.0},  # another order
+        {"a": 0.5, "b": -1.0, "c": 2.0, "d": float("nan")},  # a value to validate
+        {"a": 0.5, "b": -1.0, "c": 2.0, "d": "0.25"},
+    ],
+    ids=["missing", "order", "nan", "str"],
+)
+def test_pair_outputs_leaves_what_refill_leaves_to_the_validation_unsolved(x):
+    keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(6))
+    result = _native.pair_outputs(
+        x, keys, vector, columns, 1, 1.0, buffer, dim, 0, True, 0.0, 1.0, 1e-3, out
+    )
+    assert result is None
+    assert np.isnan(out).all()  # nothing solved
+
+
+@needs_kernels
+def test_pair_outputs_reports_a_failed_solve_and_outputs_that_overflow():
+    keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(7))
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25}
+    singular = np.zeros_like(buffer)
+    singular[0, 0, :] = 1.0  # masses, nothing else: M = 0 with l2 = 0
+    sample, info, outputs = _native.pair_outputs(
+        x, keys, vector, columns, 1, 1.0, singular, dim, 0, True, 0.0, 1.0, 0.0, out
+    )
+    assert sample is vector and info != 0 and outputs is None
+    assert np.isnan(out).all()  # not written
+    huge = {"a": 1e308, "b": -1.0, "c": 2.0, "d": 0.25}
+    sample, info, outputs = _native.pair_outputs(
+        huge, keys, vector, columns, 1, 1.0, buffer * 1e-300, dim, 0, True, 0.0, 1.0, 1e-300,
+        out,
+    )  # fmt: skip
+    assert info == 0 and sample[1] == 1e308
+    assert (outputs is None) == (not np.isfinite(out @ sample).all())
+
+
+@needs_kernels
+def test_pair_outputs_checks_its_arrays():
+    keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(8))
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25}
+    with pytest.raises(TypeError):
+        _native.pair_outputs(
+            x, keys, vector, columns, 1, 1.0, np.ascontiguousarray(buffer), dim, 0, True, 0.0,
+            1.0, 1e-3, out,
+        )  # fmt: skip
+    with pytest.raises(ValueError):
+        _native.pair_outputs(
+            x, keys, vector, columns, 1, 1.0, buffer, dim + 1, 0, True, 0.0, 1.0, 1e-3,
+            np.empty((2, dim + 1), order="F"),
+        )  # fmt: skip
+    with pytest.raises(ValueError):
+        _native.pair_outputs(
+            x, keys, vector, columns, 1, 1.0, buffer, dim, 0, True, 0.0, 1.0, 1e-3,
+            np.empty((2, dim + 1), order="F"),
+        )  # fmt: skip
+
+
+def _count_calls(monkeypatch, name: str) -> list:
+    """Count the calls of the kernel ``name`` (one entry a call) for one test."""
+    calls = []
+    kernel = getattr(_native, name)
+
+    def counting(*args):
+        calls.append(1)
+        return kernel(*args)
+
+    monkeypatch.setattr(_native, name, counting)
+    return calls
+
+
+@needs_kernels
+@pytest.mark.parametrize("params", PARAMS, ids=repr)
+def test_the_one_call_prediction_gives_the_bits_of_the_separate_kernels(params, monkeypatch):
+    rows, labels = _stream(120, seed=9)
+    weights = [1.0] * len(rows)
+    calls = _count_calls(monkeypatch, "pair_outputs")
+    fused, fused_model = _run(params, rows, labels, weights)
+    assert len(calls) > len(rows) // 2  # the one-call path was taken (remembered keys)
+    taken = fused_model._solver.counters["direct"]
+    monkeypatch.setattr(_native, "pair_outputs", None)
+    separate, separate_model = _run(params, rows, labels, weights)
+    assert fused == separate  # the same floats, bit for bit
+    assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
+    assert taken == separate_model._solver.counters["direct"]
+
+
+@needs_kernels
+def test_pair_outputs_sets_one_blas_thread_and_restores_the_setting():
+    import ctypes
+
+    from river_nrrls import _kernels, _threads
+
+    calls = []
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
+    def setter(n):  # a stand-in for OpenBLAS's: 4 threads until told otherwise
+        calls.append(n)
+        return 4 if len(calls) == 1 else 1
+
+    keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(10))
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25}
+    arguments = (x, keys, vector, columns, 1, 1.0, buffer, dim, 0, True, 0.0, 1.0, 1e-3, out)
+    address = ctypes.cast(setter, ctypes.c_void_p).value
+    try:
+        _kernels.use_thread_setters((address,))
+        expected = _native.pair_outputs(*arguments)
+        assert calls == []  # not asked
+        assert _native.pair_outputs(*arguments, True) == expected
+        assert calls == [1, 4]  # one thread, then the setting found
+        with pytest.raises(ValueError, match="one_thread"):
+            wide = _scatters(np.random.default_rng(1), 130, 130)
+            wide_x = {f"f{j}": 1.0 for j in range(129)}
+            wide_vector = np.ones(130)
+            wide_vector.flags.writeable = False
+            _native.pair_outputs(
+                wide_x, tuple(wide_x), wide_vector, np.arange(1, 130), 1, 1.0, wide, 130, 0,
+                True, 0.0, 1.0, 1e-3, np.empty((2, 130), order="F"), True,
+            )  # fmt: skip
+        assert calls == [1, 4]  # refused before any setting
+        with pytest.raises(ValueError, match="positive int"):
+            _kernels.use_thread_setters((0,))
+    finally:
+        _kernels.use_thread_setters(
+            tuple(ctypes.cast(s, ctypes.c_void_p).value for s in _threads.THREAD_SETTERS)
+        )
+
+
+@needs_kernels
+def test_the_one_call_prediction_on_one_blas_thread_gives_the_separate_kernels_bits(monkeypatch):
+    # 64 <= d < 128: the kernel sets one BLAS thread itself (the general path: one_blas_thread)
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(150, 70))
+    rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
+    labels = (X[:, :5].sum(axis=1) > 1.0).tolist()
+    fused, fused_model = _run({}, rows, labels, [1.0] * len(rows))
+    monkeypatch.setattr(_native, "pair_outputs", None)
+    separate, separate_model = _run({}, rows, labels, [1.0] * len(rows))
+    assert fused == separate
+    assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
+
+
+# ------------------------------------------------------------------ learn_remembered
+
+
+@needs_kernels
+@pytest.mark.parametrize("values", ["same", "new"])
+@pytest.mark.parametrize("slot", [0, 1])
+def test_learn_remembered_is_refill_then_the_load_then_the_rank_one_update(values, slot):
+    keys, vector, columns, buffer, dim, _ = _pair_arguments(np.random.default_rng(12))
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25} if values == "same" else {
+        "a": 3.0, "b": -1.0, "c": 2, "d": -0.5
+    }
+    before = buffer.copy(order="F")
+    sample, load = _native.learn_remembered(
+        x, keys, vector, columns, 1, 1.0, buffer, slot, dim, 2.5, 10.0, 1e300
+    )
+    x_full = np.array([1.0, *map(float, x.values())])
+    assert sample.tolist() == x_full.tolist() and (sample is vector) == (values == "same")
+    assert load == pytest.approx(2.5 * x_full @ x_full, rel=1e-14)
+    expected = before.copy(order="F")
+    expected[:dim, :dim, slot] += np.triu(2.5 * np.outer(x_full, x_full))
+    np.testing.assert_allclose(np.triu(buffer[:, :, slot]), np.triu(expected[:, :, slot]))
+    assert (buffer[:, :, 1 - slot] == before[:, :, 1 - slot]).all()
+    # the same bits as the separate kernel
+    separate = before.copy(order="F")
+    _native.rank_one(separate, slot, dim, sample, 2.5)
+    assert (separate == buffer).all()
+
+
+@needs_kernels
+def test_learn_remembered_changes_nothing_beyond_the_bound_or_for_what_refill_leaves():
+    keys, vector, columns, buffer, dim, _ = _pair_arguments(np.random.default_rng(13))
+    before = buffer.copy(order="F")
+    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25}
+    load = 1.0 + 0.25 + 1.0 + 4.0 + 0.0625
+    arguments = (keys, vector, columns, 1, 1.0, buffer, 0, dim, 1.0)
+    assert _native.learn_remembered(x, *arguments, 1e300 - 1e299, 1e300) == (vector, load)
+    _native.rank_one(before, 0, dim, vector, 1.0)
+    assert (buffer == before).all()
+    for bound in (1e300, float("inf"), float("nan")):  # bound + load > limit, or undecided
+        assert _native.learn_remembered(x, *arguments, bound, 1e299) == (vector, None)
+        assert (buffer == before).all()
+    for other in ({"a": 0.5, "b": -1.0, "c": 2.0}, {**x, "d": float("inf")}, {**x, "d": "1"}):
+        assert _native.learn_remembered(other, *arguments, 0.0, 1e300) is None
+        assert (buffer == before).all()
+    with pytest.raises(ValueError, match="inconsistent"):
+        _native.learn_remembered(x, keys, vector, columns, 1, 1.0, buffer, 2, dim, 1.0, 0.0, 1e300)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _native.learn_remembered(x, keys, vector, columns, 1, 1.0, buffer, 0, 4, 1.0, 0.0, 1e300)
+    read_only = buffer.copy(order="F")
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        _native.learn_remembered(x, keys, vector, columns, 1, 1.0, read_only, 0, dim, 1.0, 0, 1)
+    assert (buffer == before).all()
+
+
+@needs_kernels
+@pytest.mark.parametrize("params", [*PARAMS, {"solver": "woodbury"}], ids=repr)
+def test_the_one_call_update_gives_the_bits_of_the_separate_kernels(params, monkeypatch):
+    rows, labels = _stream(120, seed=14)
+    weights = [1.0 if i % 5 else 2.5 for i in range(len(rows))]
+    calls = _count_calls(monkeypatch, "learn_remembered")
+    fused, fused_model = _run(params, rows, labels, weights)
+    monkeypatch.setattr(_native, "learn_remembered", None)
+    separate, separate_model = _run(params, rows, labels, weights)
+    assert fused == separate  # the same floats, bit for bit
+    assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
+    one_call = params.get("forgetting", 1.0) == 1.0 and params.get("solver") != "woodbury"
+    assert (len(calls) > len(rows) // 2) == one_call  # taken where the update is plain
+
+
+@needs_kernels
+def test_a_sample_beyond_the_range_bound_is_refused_whole_after_the_one_call_path():
+    model = NRRLS()
+    x = {"a": 1e149, "b": 1.0}
+    model.learn_one(x, True)
+    model.learn_one({"a": 1.0, "b": 2.0}, False)
+    model.learn_one({"a": 1.0, "b": 3.0}, False)  # remembered keys, a plain update
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="'a'"):
+        for _ in range(200):  # the class's sum of squares passes 1e300 within 100 samples
+            model.learn_one(x, True)
+            before = pickle.dumps(model)
+    assert pickle.dumps(model) == before

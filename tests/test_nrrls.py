@@ -806,13 +806,17 @@ def test_merging_with_forgetting_or_different_parameters_raises():
 
 def test_solves_happen_only_when_a_prediction_needs_new_weights(monkeypatch):
     calls = []
-    original = river_nrrls._solver.SystemSolver.solve
+    solver_class = river_nrrls._solver.SystemSolver
+    # A solve is a call of `solve`, or the compiled two-class prediction's (`NRRLS._pair_outputs`,
+    # whose solve is reported by `pair_kernel_solved`).
+    for name in ("solve", "pair_kernel_solved"):
+        original = getattr(solver_class, name)
 
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
+        def counting(*args, original=original, **kwargs):
+            calls.append(1)
+            return original(*args, **kwargs)
 
-    monkeypatch.setattr(river_nrrls._solver.SystemSolver, "solve", counting)
+        monkeypatch.setattr(solver_class, name, counting)
     for classes in (("u", "v"), ("u", "v", "w", "z")):
         calls.clear()
         model, rows, labels = _trained(n=40, classes=classes)
