@@ -10,6 +10,7 @@ scipy.linalg.cython_blas and cython_lapack: Cython checks their C signatures at 
 
 - pair_weights: the two-class direct solve (class weights, M and r, one dposv);
 - pair_matrix:  the two-class M alone (upper triangle), for the stale-factor path;
+- each_weights: reweighted multiclass, every class's own system (M_k and r_k, one dposv each);
 - outputs:      the outputs w_k . x of every class (one dgemv), None when one is not finite;
 - rank_one:     a sample's rank-1 update of its class's scatter (one dsyr);
 - refill:       the dense vector of a sample with the features of the last one (the encoding's
@@ -283,6 +284,152 @@ def pair_matrix(
     cdef const double *scatter_0 = <const double *>cnp.PyArray_DATA(scatters)
     _pair_matrix(scatter_0, scatter_0 + capacity * capacity, capacity, first, dim - first, w_0,
                  w_1, l2, <double *>cnp.PyArray_DATA(out))
+
+
+# ----------------------------------------------------------------------------- reweighted multiclass
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _each_solve(
+    const double *scatters, Py_ssize_t capacity, Py_ssize_t n_classes, Py_ssize_t first, int n,
+    const double *own, const double *rest, double target_pos, double target_rest, double l2,
+    double *total, double *matrix, double *rhs, double *out,
+) noexcept nogil:
+    """Every class's own system M_k w_k = r_k (reweighted multiclass), solved in turn into the
+    (C, dim) column-major ``out`` (columns first..dim-1); the first non-zero dposv info, or 0.
+
+    ``total`` (n x n, then n) receives T = sum_j A^j and S = sum_j s^j; ``matrix`` (n x n) and
+    ``rhs`` (n) each class's M_k and r_k. Indices: i <= j < n, first + j < dim <= capacity inside
+    every (capacity, capacity) scatter; in ``out`` (C rows, dim = first + n columns) entry
+    k + C (first + j) < C dim."""
+    cdef Py_ssize_t k, c, i, j, stride = capacity * capacity
+    cdef const double *scatter
+    cdef const double *column
+    cdef double *target
+    cdef double *source
+    cdef double *sums = total + <Py_ssize_t>n * n
+    cdef double own_k, rest_k, scale
+    cdef int one = 1, info = 0
+    cdef char upper = b"U"
+    memset(total, 0, (<size_t>n * n + <size_t>n) * sizeof(double))
+    for c in range(n_classes):  # T = sum_j A^j (upper triangle), S = sum_j s^j
+        scatter = scatters + c * stride
+        for j in range(n):
+            column = scatter + (first + j) * capacity + first
+            target = total + j * n
+            for i in range(j + 1):
+                target[i] += column[i]
+            sums[j] += scatter[(first + j) * capacity]  # s^c_j (row 0)
+    for k in range(n_classes):
+        own_k, rest_k = own[k], rest[k]  # w_k = 1/n^k, w_rest = 1/n^rest (0 if empty)
+        scatter = scatters + k * stride
+        if own_k >= rest_k:
+            # M_k = w_rest T + (w_k - w_rest) A^k: two coefficients >= 0, nothing cancels
+            scale = own_k - rest_k
+            for j in range(n):
+                column = scatter + (first + j) * capacity + first
+                source = total + j * n
+                target = matrix + j * n
+                for i in range(j + 1):
+                    target[i] = rest_k * source[i] + scale * column[i]
+                target[j] += l2  # + b I
+                # r_k = t_pos w_k s^k + t_rest w_rest (S - s^k)
+                rhs[j] = ((target_pos * own_k - target_rest * rest_k)
+                          * scatter[(first + j) * capacity] + target_rest * rest_k * sums[j])
+        else:
+            # The class heavier than its rest (at most one): T - A^k would cancel the digits of
+            # a small rest, so A^rest and s^rest are summed from the other classes directly.
+            memset(matrix, 0, <size_t>n * n * sizeof(double))
+            memset(rhs, 0, <size_t>n * sizeof(double))
+            for c in range(n_classes):
+                if c == k:
+                    continue
+                for j in range(n):
+                    column = scatters + c * stride + (first + j) * capacity + first
+                    target = matrix + j * n
+                    for i in range(j + 1):
+                        target[i] += column[i]
+                    rhs[j] += scatters[c * stride + (first + j) * capacity]
+            for j in range(n):
+                column = scatter + (first + j) * capacity + first
+                target = matrix + j * n
+                for i in range(j + 1):  # M_k = w_k A^k + w_rest A^rest
+                    target[i] = own_k * column[i] + rest_k * target[i]
+                target[j] += l2  # + b I
+                rhs[j] = (target_pos * own_k * scatter[(first + j) * capacity]
+                          + target_rest * rest_k * rhs[j])
+        dposv(&upper, &n, &one, matrix, &n, rhs, &n, &info)  # M_k = U^T U; U^T U w_k = r_k
+        if info != 0:
+            return info
+        for j in range(n):  # w_k[first + j] at k + C (first + j): inside (C, dim)
+            out[k + n_classes * (first + j)] = rhs[j]
+    return 0
+
+
+def each_weights(
+    cnp.ndarray scatters not None, Py_ssize_t dim, Py_ssize_t first, double tau, double eta,
+    double l2, cnp.ndarray out not None,
+):
+    """each_weights(scatters, dim, first, tau, eta, l2, out)
+
+    Reweighted multiclass: every class's own TER system (w_k = 1/n^k, w_rest = 1/n^rest) from
+    the (capacity, capacity, C) Fortran array of augmented scatters, solved into ``out``, a
+    (C, dim) Fortran array (rows: the classes' weights, 0 before ``first``). Returns the first
+    non-zero dposv info (a system not positive definite), 0 on success; ``out`` is meaningful
+    only then.
+    """
+    _check_float_array(scatters, 3, False, "scatters")
+    _check_float_array(out, 2, True, "out")
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(scatters)
+    cdef cnp.npy_intp *out_shape = cnp.PyArray_DIMS(out)
+    cdef Py_ssize_t capacity = shape[0], n_classes = shape[2], k, j
+    if (
+        shape[1] != capacity or dim > capacity or first < 0 or first >= dim or dim > INT_MAX
+        or n_classes < 1 or out_shape[0] != n_classes or out_shape[1] != dim
+    ):
+        raise ValueError("inconsistent shapes of the scatters and the output")
+    cdef const double *data = <const double *>cnp.PyArray_DATA(scatters)
+    cdef int n = <int>(dim - first), info = 0
+    cdef size_t square = <size_t>n * n
+    # own[k] = w_k, rest[k] = w_rest; then T and S, M_k, r_k
+    cdef double *block = <double *>PyMem_Malloc(
+        (2 * <size_t>n_classes + 2 * square + 2 * <size_t>n) * sizeof(double))
+    if block == NULL:
+        raise MemoryError()
+    cdef double *own = block
+    cdef double *rest = block + n_classes
+    cdef double *total = rest + n_classes
+    cdef double *matrix = total + square + n
+    cdef double *rhs = matrix + square
+    cdef double *weights = <double *>cnp.PyArray_DATA(out)
+    cdef double before, after
+    try:
+        # n^rest_k = (n^0 + ... + n^(k-1)) + (n^(k+1) + ...): sums of positive masses, no
+        # cancellation (as ClassStatistics.rest_counts)
+        before = 0.0
+        for k in range(n_classes):
+            rest[k] = before
+            before += data[k * capacity * capacity]  # n^k
+        after = 0.0
+        for k in range(n_classes - 1, -1, -1):
+            rest[k] += after
+            after += data[k * capacity * capacity]
+        for k in range(n_classes):
+            before = data[k * capacity * capacity]
+            own[k] = 1.0 / before if before > 0.0 else 0.0  # 1/n^k
+            rest[k] = 1.0 / rest[k] if rest[k] > 0.0 else 0.0  # 1/n^rest
+        memset(weights, 0, <size_t>n_classes * first * sizeof(double))
+        if n >= NOGIL_MIN_DIM:
+            with nogil:
+                info = _each_solve(data, capacity, n_classes, first, n, own, rest, tau + eta,
+                                   tau - eta, l2, total, matrix, rhs, weights)
+        else:
+            info = _each_solve(data, capacity, n_classes, first, n, own, rest, tau + eta,
+                               tau - eta, l2, total, matrix, rhs, weights)
+    finally:
+        PyMem_Free(block)
+    return info
 
 
 # ----------------------------------------------------------------------------- outputs, rank one
