@@ -726,6 +726,25 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, root: np.nda
     most of its cost at d ~ 200.
 
     """
+    kernel = _native.conjugate_gradients
+    if kernel is not None and matrix.flags.f_contiguous and stale.inverse.flags.f_contiguous:
+        # The same iteration, whole, in one compiled call (``_kernels.pyx``)
+        converged, stale.last_iterations, refactor = kernel(
+            matrix,
+            rhs,
+            weights,
+            stale.inverse,
+            1.0 / stale.scale,
+            root,
+            TOLERANCE,
+            BACKWARD_TOLERANCE,
+            MIN_CONTRACTION,
+            MAX_ITERATIONS,
+            *_SAFE_NORMS,
+        )
+        if refactor:
+            stale.refactor = True
+        return weights if converged else None
     residual = rhs - blas.dsymv(1.0, matrix, weights)  # res = r - M w
     norm = math.sqrt(_dot(residual, residual))
     stale.last_iterations = 0

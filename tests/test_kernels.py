@@ -839,3 +839,98 @@ def test_reweighted_multiclass_is_the_batch_ter_after_every_prefix(params):
             assert_model_matches(model, ref, [x], 1e-9)
     assert len(model._stats.labels) == 4
     assert model._solver.counters["direct"] > 0
+
+
+# ------------------------------------------------------------------ the stale factor's CG
+
+
+def _cg_problem(rng, d: int, dtype, drift: float):
+    """M, a stale factor whose P^-1 is the inverse of M perturbed by ``drift`` (so that CG needs
+    a few iterations), r (a strided column) and a warm start."""
+    from river_nrrls import _solver
+
+    X = rng.normal(size=(3 * d, d))
+    matrix = np.asfortranarray(X.T @ X / (3 * d) + 0.05 * np.eye(d))
+    Y = X + drift * rng.normal(size=X.shape)
+    older = Y.T @ Y / (3 * d) + 0.05 * np.eye(d)
+    stale = _solver._StaleFactor(np.asfortranarray(np.linalg.inv(older), dtype=dtype), np.ones(2))
+    stale.scale = 1.1
+    rhs = np.asfortranarray(rng.normal(size=(d, 2)))[:, 1]  # a column of an F array
+    start = np.linalg.solve(matrix, rhs) + 0.01 * rng.normal(size=d)
+    root = np.sqrt(np.diag(matrix))
+    return matrix, stale, rhs, start, root
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("d, drift", [(9, 0.3), (40, 0.05), (150, 0.02), (30, 3.0)])
+@pytest.mark.parametrize("scale", [1.0, 1e-30, 1e30])
+def test_the_compiled_cg_is_the_python_cg_step_for_step(dtype, d, drift, scale, monkeypatch):
+    """The same iterations, stopping test, refactor flag and answer (to rounding) as the Python
+    iteration, in double and single precision, for right-hand sides of any scale (single
+    precision's safe window of norms), with the GIL released from 128 columns."""
+    from river_nrrls import _solver
+
+    rng = np.random.default_rng(d)
+    matrix, stale, rhs, start, root = _cg_problem(rng, d, dtype, drift)
+    rhs, start = rhs * scale, start * scale
+    compiled_stale = copy.deepcopy(stale)
+    compiled = _solver._conjugate_gradients(matrix, rhs, start.copy(), compiled_stale, root)
+    monkeypatch.setattr(_native, "conjugate_gradients", None)
+    python = _solver._conjugate_gradients(matrix, rhs, start.copy(), stale, root)
+    assert compiled_stale.last_iterations == stale.last_iterations
+    assert compiled_stale.refactor == stale.refactor
+    if python is None:
+        assert compiled is None
+        return
+    np.testing.assert_allclose(compiled, python, rtol=1e-10, atol=1e-12 * scale)
+    exact = np.linalg.solve(matrix, rhs)
+    assert np.linalg.norm(compiled - exact) <= 1e-8 * np.linalg.norm(exact)
+
+
+@needs_kernels
+def test_the_compiled_cg_gives_up_as_the_python_one(monkeypatch):
+    from river_nrrls import _solver
+
+    rng = np.random.default_rng(3)
+    matrix, stale, rhs, start, root = _cg_problem(rng, 12, np.float64, 3.0)
+    monkeypatch.setattr(_solver, "MAX_ITERATIONS", 0)  # read at every call
+    assert _solver._conjugate_gradients(matrix, rhs, start.copy(), stale, root) is None
+    monkeypatch.setattr(_solver, "MAX_ITERATIONS", 8)
+    bad = rhs.copy()
+    bad[3] = np.nan
+    for dtype in (np.float64, np.float32):
+        stale.inverse = stale.inverse.astype(dtype, order="F")
+        assert _solver._conjugate_gradients(matrix, bad, start.copy(), stale, root) is None
+
+
+@needs_kernels
+def test_the_compiled_cg_refuses_bad_arguments():
+    rng = np.random.default_rng(4)
+    matrix, stale, rhs, start, root = _cg_problem(rng, 6, np.float64, 0.1)
+    inverse = stale.inverse
+    good = (matrix, rhs, start.copy(), inverse, 1.0, root, 1e-9, 1e-15, 0.3, 8, 1e-20, 1e20)
+    assert _native.conjugate_gradients(*good)[0]
+    for position, bad in (
+        (0, np.ascontiguousarray(matrix + np.triu(np.ones((6, 6))))),  # row-major
+        (3, inverse.astype(np.float16, order="F")),
+        (3, np.ascontiguousarray(inverse + np.triu(np.ones((6, 6))))),
+        (2, np.asfortranarray(np.zeros((2, 6)))[0]),  # strided weights
+        (5, root.astype(np.float32)),
+        (1, rhs.astype(np.int64)),
+    ):
+        arguments = list(good)
+        arguments[position] = bad
+        with pytest.raises(TypeError):
+            _native.conjugate_gradients(*arguments)
+    for position, bad in ((1, rhs[:5]), (2, start[:5].copy()), (5, root[:4].copy())):
+        arguments = list(good)
+        arguments[position] = bad
+        with pytest.raises(ValueError, match="shapes"):
+            _native.conjugate_gradients(*arguments)
+    frozen = start.copy()
+    frozen.flags.writeable = False
+    arguments = list(good)
+    arguments[2] = frozen
+    with pytest.raises(ValueError, match="writable"):
+        _native.conjugate_gradients(*arguments)

@@ -15,12 +15,17 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from kernel_paths import kernel_path  # noqa: F401  (a fixture)
 from reference import TERReference, assert_model_matches, model_matrix, relative_error
 from river import base
 
 from river_nrrls import NRRLS, _native, _solver, _threads
 
 RTOL = 1e-9
+
+# Every test on the compiled kernels (where built: the CG of the stale factor, the multiclass
+# and two-class direct solves) and on their Python twins
+pytestmark = pytest.mark.usefixtures("kernel_path")
 
 
 @pytest.fixture(autouse=True, params=["double", "single"])
