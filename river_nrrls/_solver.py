@@ -47,8 +47,9 @@ __all__ = ["InverseStep", "Solver", "SystemSolver", "inverse_step", "solve_spd"]
 STALE_MIN_DIM = 112  # below it the direct path is as fast or faster (benchmarks/speed.py)
 CLASS_STALE_MIN_DIM = 64  # the same for the per-class factors of reweighted multiclass, whose
 # direct path solves C systems (benchmarks/overhead.py) ...
-COMPILED_CLASS_STALE_MIN_DIM = 144  # ... and where the compiled ``each_weights`` solves them (one
-# call for all C: the per-class factors pay from 130-160 columns, benchmarks/speed.py)
+COMPILED_CLASS_STALE_MIN_DIM = 120  # ... and where the compiled kernels solve them (one call for
+# all C systems; the factors' CG compiled too): the factors pay from 112-128 columns with 3 to
+# 10 classes (benchmarks/speed.py's five-class section runs either side)
 QUEUE_CAPACITY = 48  # samples learnt without a prediction that the factor takes in (at least;
 # d / 8 when wider): beyond them it is let go (no queue grows with a stream that never predicts)
 UPDATE_LIMIT = 5  # queue capacities of rank-1 updates of P^-1 before a new factorisation
