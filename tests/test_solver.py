@@ -742,7 +742,7 @@ def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precisio
     assert factors is not None and len(factors) == 3
     expected = np.float32 if precision == "single" else np.float64
     assert {factor.inverse.dtype for factor in factors} == {np.dtype(expected)}
-    narrow = threshold - 4
+    narrow = min(threshold, _solver.STALE_MIN_DIM) - 4  # (the first samples may be two classes)
     rows, labels = _multiclass_stream(narrow + 40, narrow, seed=47, n_classes=3)
     model = NRRLS()
     _prequential_matches(model, rows, labels, {}, start=narrow)
