@@ -390,3 +390,123 @@ def test_every_order_is_the_plain_numpy_batch_ter(classifier_params):
             )
             assert list(classes) == list(expected)
             assert np.abs(outputs[q] - list(expected.values())).max() <= tolerance
+
+
+# --------------------------------------------------------- orders on their own stale factors
+
+
+def _force_stale(selector, monkeypatch, width=10):
+    """Every order of ``width`` columns or more on its pipeline's stale-factor solver (the
+    widths where pipelines use it, 112 and 64, scaled down to a quick test; factorisations
+    made to look costly, so that the cost model sends every such order to its solver)."""
+    from river_nrrls import _orders
+
+    monkeypatch.setattr(_orders, "FACTOR_RATE", 1e-12)
+    for nested in selector._nested.values():
+        nested.model._solver.stale_min_dim = width
+        nested.model._solver.class_stale_min_dim = width
+
+
+def _stale_counters(selector) -> collections.Counter:
+    total = collections.Counter()
+    for nested in selector._nested.values():
+        for solver in nested.solvers.values():
+            total.update(solver.counters)
+    return total
+
+
+@pytest.mark.parametrize(
+    ("classifier", "classes", "emerging"),
+    [
+        (NRRLS(), (False, True), False),
+        (NRRLS(forgetting=0.99), (False, True), True),
+        (NRRLS(intercept=False, tau=0.3, eta=0.5), (False, True), True),
+        (NRRLS(reweight=False), ("a", "b", "c"), False),
+        (NRRLS(), ("a", "b", "c"), True),
+    ],
+    ids=["binary", "forgetting-emerging", "no-intercept-tau", "multiclass-shared", "per-class"],
+)
+def test_orders_on_stale_factors_predict_as_their_pipelines(
+    classifier, classes, emerging, monkeypatch
+):
+    """Long enough for refactorisations (class weights drift, CG slows down) and weighted:
+    every order's outputs and predictions as its independent pipeline's, while the wide
+    orders run their pipelines' stale-factor solver on their leading blocks."""
+    rows, labels = _stream(n_samples=420, classes=classes, seed=7, emerging=emerging)
+    weights = [(1.0, 0.5, 2.0, 1.0, 3.0)[i % 5] for i in range(len(rows))]
+    selector = PolynomialOrderSelector(orders=(1, 2, 3, 4), extender=MEAN3, classifier=classifier)
+    _force_stale(selector, monkeypatch)
+    _run_side_by_side(selector, rows, labels, weights)
+    counters = _stale_counters(selector)
+    (nested,) = selector._nested.values()
+    assert sorted(nested.solvers) == [1, 2, 3]  # orders 2, 3 and 4 (12+ columns)
+    assert counters["stale"] > 300 * 3 and counters["iterations"] > 0
+    assert counters["refactor"] > 3  # the factors were refreshed on the way
+
+
+def test_stale_factor_queue_overflow_and_blocks(monkeypatch):
+    """Block-prequential scoring solves once per block: the samples between solves wait in
+    the solvers' queues, and a block longer than a queue lets the factors go."""
+    rows, labels = _stream(n_samples=400, seed=8, emerging=False)
+    for block in (7, 60):  # within a queue (48 samples), beyond it
+        selector = PolynomialOrderSelector(orders=(1, 3, 4), extender=MEAN3, block=block)
+        _force_stale(selector, monkeypatch)
+        pipelines = {r: MEAN3.clone({"degree": r}) | NRRLS() for r in (1, 3, 4)}
+        for i, (x, y) in enumerate(zip(rows, labels)):
+            selector.learn_one(x, y)
+            for pipeline in pipelines.values():
+                pipeline.learn_one(x, y)
+            if i % 37 == 36:
+                for q, r in enumerate((1, 3, 4)):
+                    outputs, _ = _orders_outputs(selector, x)
+                    expected = pipelines[r]["NRRLS"].decision_one(
+                        pipelines[r]["PolynomialExtender"].transform_one(x)
+                    )
+                    reference = np.array(list(expected.values()))
+                    bound = RTOL * (1.0 + float(np.abs(reference).max()))
+                    assert np.abs(outputs[q] - reference).max() <= bound
+        counters = _stale_counters(selector)
+        assert counters["stale"] > 0
+        if block == 60:
+            assert counters["refactor"] >= 400 // 60 - 1  # every block starts afresh
+
+
+def test_stale_factors_pickled_mid_stream_and_refused_calls(monkeypatch):
+    rows, labels = _stream(n_samples=260, seed=9, emerging=True)
+    selector = PolynomialOrderSelector(orders=(1, 2, 3, 4), extender=MEAN3)
+    _force_stale(selector, monkeypatch)
+    for x, y in zip(rows[:150], labels[:150]):
+        selector.predict_one(x)
+        selector.learn_one(x, y)
+    assert _stale_counters(selector)["stale"] > 0
+    before = pickle.dumps(selector)
+    with pytest.raises(ValueError, match="too large"):
+        selector.learn_one({**rows[150], "x1": 1e200}, labels[150])
+    assert pickle.dumps(selector) == before
+    copy = pickle.loads(before)
+    for x, y in zip(rows[150:], labels[150:]):
+        mine, classes = _orders_outputs(selector, x)
+        theirs, _ = _orders_outputs(copy, x)
+        assert np.abs(mine - theirs).max() <= RTOL * (1.0 + np.abs(mine).max())
+        for model in (selector, copy):
+            model.predict_one(x)
+            model.learn_one(x, y)
+    assert copy.best_order == selector.best_order
+    assert _stale_counters(copy)["stale"] > 0  # the copy's solvers built their factors again
+
+
+def test_columns_stay_grouped_by_order_as_features_emerge():
+    """The model's columns are renumbered grouped by order whenever features come, and the
+    materialised pipelines keep their own (arrival) order."""
+    rows, labels = _stream(n_samples=90, seed=3, emerging=True)
+    selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3)
+    for x, y in zip(rows, labels):
+        selector.learn_one(x, y)
+        (nested,) = selector._nested.values()
+        assert (np.diff(nested.column_orders) >= 0).all()
+    expected = {}
+    for x in rows:
+        expected.update(MEAN3.clone({"degree": 3}).output_orders(x))
+    features = nested.model._index.features
+    assert [expected[feature] for feature in features] == nested.column_orders[1:].tolist()
+    assert set(features) == set(expected) and features != list(expected)  # renumbered
