@@ -25,18 +25,53 @@ definite), the orders whose block is narrower than j are solved from the factor 
 definite leading block and the others by `solve_spd`, as their pipelines' fallbacks would.
 
 `NestedOrders` keeps one `NRRLS` of the highest order (it validates, refuses out-of-range
-samples and learns exactly as the order-R pipeline would) and the order of every column of its
-feature index. Features that emerge later are appended at the end of that index, so the grouping
-is a permutation of the index (kept as a gather index, rebuilt only when the index grows).
+samples and learns exactly as the order-R pipeline would) with its columns GROUPED BY ORDER:
+whenever features come (the first sample's, and features that emerge later, which the index
+appends at its end), the model's index and statistics are renumbered (`_regroup`, a permutation:
+exact), so that every order's columns are the model's leading ones. ``arrival`` keeps the order
+in which the features came, an independent pipeline's own (`NestedOrders.pipeline`).
 
-The solve is always direct (one Cholesky a solve). A pipeline of 112 columns or more would use
-its stale-factor solver instead (`_solver.py`), O(d^2) a step: the selector then costs 2.3
-(227 columns) to 4.1 (403) times the order-R pipeline alone, against 3.9 and 3.7 for the
-independent pipelines (``benchmarks/results/selector.md``; at 403 columns the two are even
-within the noise of a shared machine). A stale factor per order over the shared
-statistics cannot do much better: the orders' squared widths add up to 2.4 times the highest
-order's (widths 1, 3, ..., 11 times l for r = 1..6), so their CG steps alone cost 2.4 times
-the single pipeline's.
+**Wide orders.** A pipeline of 112 columns or more (``_solver.STALE_MIN_DIM``; 64 for the
+per-class systems of reweighted multiclass) does not factorise at every step: it runs conjugate
+gradients preconditioned by a stale explicit inverse, O(d^2) a step. Grouped, order r's
+statistics are the leading 1 + d_r columns of the shared buffer: a `ClassStatistics` view that
+differs from the model's only in its width (`_view`). So every order that wide can be solved by
+its pipeline's OWN solver (a `SystemSolver` per order, told of every sample as the pipeline's
+NRRLS tells its own): the same stale factor, stopping tests, refreshes and fallbacks, hence the
+same exactness. The orders narrower than that, and the wider ones that the cost model of
+`_direct_orders` finds cheaper so, are solved directly from one factorisation of the largest of
+their blocks, as above. Both ways are exact; the split only moves the cost.
+
+What was tried and measured before this (one BLAS thread, 403 columns; CPU microseconds):
+
+- One stale CHOLESKY factor for all orders (its leading blocks nest, where an explicit
+  inverse's do not), the samples since its factorisation in a Woodbury queue: applying it is a
+  forward and a back substitution (dtrsv, 9.2 us each) where the pipeline's explicit inverse
+  is one symmetric product in single precision (ssymv, 4.8 us), so every CG iteration of every
+  order would cost about four times the pipeline's preconditioner, before the Woodbury
+  correction. The explicit inverses per order (the pipelines' solvers) are cheaper.
+- The orders' CG iterations as one block (zero-padded columns): a symmetric product with 4
+  right-hand sides (dsymm) costs 74 us against 4 x 8.7 us for dsymv on the whole matrix (and
+  less on the leading blocks), a triangular solve with 4 columns (dtrsm) 39 us against 4 x 9.2
+  us, and numpy's row-wise products and updates of a (4, d) block about 1.5 us each against 0.1
+  to 0.2 us for a ddot or daxpy per order: a block iteration costs more than the sequential
+  ones, in BLAS and in Python.
+
+**Cost** (``benchmarks/results/selector.md``, mean aggregate, orders 1 to 6, per sample against
+the order-6 pipeline): 1.78 times at 8 inputs (95 columns: every order direct, as the pipeline
+is), 1.64 times at 20 (227 columns: a factorisation of 227 columns costs less than the stale
+solves of the orders of 145, 186 and 227 columns, so every order is direct) and 2.32 times at
+36 (403 columns: orders 1 to 3 direct, 184 columns; orders 4 to 6 on their stale factors).
+At 36 inputs the selector's 665 us a sample split into 107 for the direct block, 98, 131 and
+180 for the stale solves of 257, 330 and 403 columns (each about what that order's pipeline
+spends) and 149 for the rest (expansion, statistics update, the orders' outputs and scores),
+against 187 for the order-6 pipeline's stale solve and 105 for its rest (CPU time, shared
+machine). The three stale solves cost 2.2 times the pipeline's one: their squared widths add up
+to 1.84 times the widest's, and each solve has a cost that does not shrink with its width
+(about 30 us of Python: the solver's bookkeeping and some 4.5 CG iterations of a dozen calls
+each), so the target of 2 is out of reach this way: the rest and the direct block alone leave
+about 330 us for three stale solves that need 409. Every split costs the same within 5 % there
+(2.37 to 2.43 times for 2 to 4 direct orders; all six direct, 2.81).
 
 """
 
@@ -51,7 +86,7 @@ from scipy.linalg import lapack
 
 from . import _native
 from ._checks import as_label
-from ._solver import Solver, solve_spd
+from ._solver import Solver, pair_class_weights, solve_spd
 from ._stats import ClassStatistics, symmetrize_upper
 from ._threads import one_blas_thread
 from .nrrls import NRRLS
@@ -351,15 +386,10 @@ class NestedOrders:
 
     def _pair_mix(self, stats) -> tuple[tuple[float, float], np.ndarray]:
         """Two classes: (w_0, w_1) of M = w_0 A^0 + w_1 A^1 + b I, and r_0's and r_1's
-        coefficients (w_k of one class is w_rest of the other; Python floats: stats.mixing's
-        general C x C form costs several times more)."""
+        coefficients (Python floats: stats.mixing's general C x C form costs several times
+        more)."""
         model = self.model
-        n_0, n_1 = stats.counts.tolist()
-        if model.reweight:
-            w_0 = 1.0 / n_0 if n_0 > 0 else 0.0  # 1/n^0
-            w_1 = 1.0 / n_1 if n_1 > 0 else 0.0  # 1/n^1
-        else:
-            w_0, w_1 = float(n_0 > 0), float(n_1 > 0)  # an empty side gets 0
+        w_0, w_1 = pair_class_weights(stats, bool(model.reweight))
         target_pos, target_rest = model.tau + model.eta, model.tau - model.eta
         targets = np.array(
             [[target_pos * w_0, target_rest * w_1], [target_rest * w_0, target_pos * w_1]]
