@@ -510,3 +510,78 @@ def test_columns_stay_grouped_by_order_as_features_emerge():
     features = nested.model._index.features
     assert [expected[feature] for feature in features] == nested.column_orders[1:].tolist()
     assert set(features) == set(expected) and features != list(expected)  # renumbered
+
+
+@pytest.mark.parametrize(
+    ("classifier", "classes"),
+    [
+        (NRRLS(), (False, True)),
+        (NRRLS(tau=0.3), (False, True)),
+        (NRRLS(), ("a", "b", "c")),
+        (NRRLS(reweight=False), ("a", "b", "c")),
+    ],
+    ids=["binary", "tau", "per-class", "multiclass-shared"],
+)
+def test_direct_orders_one_back_substitution_each(classifier, classes, monkeypatch):
+    """Wide direct blocks solve every order on its leading block of the factor, in place
+    (lda = the whole width), rather than in one call with the whole factor."""
+    from river_nrrls import _orders
+
+    monkeypatch.setattr(_orders, "ONE_CALL_MAX_WIDTH", 0)
+    rows, labels = _stream(n_samples=80, classes=classes, seed=11)
+    selector = PolynomialOrderSelector(orders=(1, 2, 4), extender=MEAN3, classifier=classifier)
+    _run_side_by_side(selector, rows, labels, [1.0 + (i % 3) for i in range(len(rows))])
+
+
+def test_cost_model_split_between_direct_and_stale_orders(monkeypatch):
+    from river_nrrls import _orders
+
+    sizes = [37, 111, 184, 257, 330, 403]  # orders 1 to 6 on 36 inputs
+    split = _orders._direct_orders(sizes, 112)
+    assert 2 <= split <= len(sizes)  # the orders narrower than 112 columns are always direct
+    assert _orders._direct_orders(sizes, 1000) == len(sizes)  # no order wide enough
+    monkeypatch.setattr(_orders, "FACTOR_RATE", 1e-12)  # factorisations priceless: all stale
+    assert _orders._direct_orders(sizes, 112) == 2
+    monkeypatch.setattr(_orders, "FACTOR_RATE", 1e12)  # factorisations free: all direct
+    assert _orders._direct_orders(sizes, 112) == len(sizes)
+
+
+def test_a_selector_pickled_with_ungrouped_columns_regroups_on_load():
+    """A pickle of a selector from before the columns were kept grouped (no ``arrival``)
+    is renumbered when loaded, and predicts as the independent pipelines."""
+    rows, labels = _stream(n_samples=70, seed=12)
+    selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3)
+    pipelines = {r: MEAN3.clone({"degree": r}) | NRRLS() for r in (1, 2, 3)}
+    for x, y in zip(rows[:50], labels[:50]):
+        selector.learn_one(x, y)
+        for pipeline in pipelines.values():
+            pipeline.learn_one(x, y)
+    (nested,) = selector._nested.values()
+    model, stats = nested.model, nested.model._stats
+    # the old layout: the features in the order they came (interleaving the orders)
+    position = model._index.position
+    order = np.array([0] + [position[f] for f in nested.arrival])
+    data = stats.data
+    ungrouped = np.stack(
+        [_symmetric(data[:, :, c])[np.ix_(order, order)] for c in range(data.shape[2])], axis=2
+    )
+    stats.assign(ungrouped)
+    model._index.reorder(list(nested.arrival))
+    nested.column_orders = nested.column_orders[order]
+    assert (np.diff(nested.column_orders) < 0).any()
+    del nested.arrival
+    loaded = pickle.loads(pickle.dumps(selector))
+    assert (np.diff(loaded._nested[None].column_orders) >= 0).all()
+    for x in rows[50:]:
+        outputs, classes = _orders_outputs(loaded, x)
+        for q, r in enumerate((1, 2, 3)):
+            expected = pipelines[r]["NRRLS"].decision_one(
+                pipelines[r]["PolynomialExtender"].transform_one(x)
+            )
+            reference = np.array(list(expected.values()))
+            assert np.abs(outputs[q] - reference).max() <= RTOL * (1 + np.abs(reference).max())
+
+
+def _symmetric(matrix):
+    upper = np.triu(matrix)
+    return upper + np.triu(upper, 1).T
