@@ -226,12 +226,39 @@ def section_classes(quick: bool, repeats: int) -> list:
     return out
 
 
-def section_wide_classes(quick: bool, repeats: int) -> list:
-    """Reweighted multiclass at a width where every class's system has its own stale factor,
-    against the batched direct solve of all C systems and river's one-vs-rest LR."""
+def section_five_classes(quick: bool, repeats: int) -> list:
+    """Five classes (uniform random labels: reweighted multiclass, one system per class) at the
+    issue's widths, against river's multiclass linear models: OneVsRest(LogisticRegression),
+    five LRs, the counterpart of the two-class LR, and SoftmaxRegression."""
     from river import linear_model, multiclass
 
-    d = 130 if quick else 256
+    out = []
+    for d in (22,) if quick else (22, 128):
+        n_warm, n_timed = max(1000, 2 * d), 100 if quick else 300
+        rows, labels = uniform_classes_stream(n_warm + n_timed, d, 5, 5, 5)
+        warm, timed = (rows[:n_warm], labels[:n_warm]), (rows[n_warm:], labels[n_warm:])
+        models = {
+            "NRRLS": _nrrls(),
+            "OneVsRest(LogisticRegression)": lambda: multiclass.OneVsRestClassifier(
+                linear_model.LogisticRegression()
+            ),
+            "SoftmaxRegression": linear_model.SoftmaxRegression,
+        }
+        best = interleaved(models, warm, timed, True, repeats * 3)
+        entry = {"d": d, "classes": 5, "warm": n_warm, "timed": n_timed}
+        entry["us"] = {name: us for name, (us, _) in best.items()}
+        entry.update(_stale_stats(best["NRRLS"][1], n_timed))
+        out.append(entry)
+        print(f"  5 classes at d={d}: {entry['us']}", flush=True)
+    return out
+
+
+def section_wide_classes(quick: bool, repeats: int) -> list:
+    """Reweighted multiclass at a width where every class's system has its own stale factor,
+    against the direct solve of all C systems and river's one-vs-rest LR."""
+    from river import linear_model, multiclass
+
+    d = 130 if quick else 256  # beyond COMPILED_CLASS_STALE_MIN_DIM (120)
     n_warm, n_timed = (300, 30) if quick else (1500, 150)
     out = []
     for n_classes in (3,) if quick else (3, 5, 10):
@@ -307,6 +334,7 @@ def worker(quick: bool, widths: tuple[int, ...] | None = None) -> dict:
         "width": section_width(dims, quick, repeats),
         "sparse": section_sparse(quick, repeats),
         "classes": section_classes(quick, repeats),
+        "five_classes": section_five_classes(quick, repeats),
         "wide_classes": section_wide_classes(quick, repeats),
         "polynomial": section_polynomial(quick, repeats),
     }
@@ -409,6 +437,42 @@ def report(runs: dict) -> str:
             + table(["classes", "NRRLS (us)", "OneVsRest(LogisticRegression) (us)"], rows)
         )
         ovr = "OneVsRest(LogisticRegression)"
+        binary = {entry["d"]: entry["us"] for entry in data["width"]}
+        rows = []
+        for entry in data["five_classes"]:
+            us, d = entry["us"], entry["d"]
+            two = binary.get(d)
+            rows.append(
+                [
+                    d,
+                    f"{us['NRRLS']:.1f}",
+                    f"{us[ovr]:.1f}",
+                    f"{us['SoftmaxRegression']:.1f}",
+                    f"**{us['NRRLS'] / us[ovr]:.2f}x**",
+                    f"{us['NRRLS'] / us['SoftmaxRegression']:.2f}x",
+                    "-" if two is None else f"{two['NRRLS'] / two[lr]:.2f}x",
+                ]
+            )
+        parts.append(
+            f"## Five classes (predict + learn), {setting}\n\n"
+            + table(
+                [
+                    "d",
+                    "NRRLS (us)",
+                    f"{ovr} (us)",
+                    "SoftmaxRegression (us)",
+                    "NRRLS / OvR(LR)",
+                    "NRRLS / Softmax",
+                    "two classes: NRRLS / LR (above)",
+                ],
+                rows,
+            )
+            + "\n\nUniform random labels: every class has its own TER system (reweighted "
+            "multiclass), solved directly at d = 22 and with a stale factor per class at "
+            "d = 128. OneVsRest(LogisticRegression) runs five LRs, the five-class "
+            "counterpart of the two-class LR; warm-up max(1000, 2d) samples, "
+            f"{data['five_classes'][0]['timed']} timed steps."
+        )
         wide = data["wide_classes"][0]
         rows = [
             [
@@ -430,7 +494,7 @@ def report(runs: dict) -> str:
                 [
                     "classes",
                     "NRRLS (us)",
-                    "NRRLS direct, batched (us)",
+                    "NRRLS direct (us)",
                     f"{ovr} (us)",
                     "NRRLS / OvR",
                     "direct / NRRLS",

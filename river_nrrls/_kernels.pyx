@@ -10,6 +10,8 @@ scipy.linalg.cython_blas and cython_lapack: Cython checks their C signatures at 
 
 - pair_weights: the two-class direct solve (class weights, M and r, one dposv);
 - pair_matrix:  the two-class M alone (upper triangle), for the stale-factor path;
+- each_weights: reweighted multiclass, every class's own system (M_k and r_k, one dposv each);
+- conjugate_gradients: the stale-factor solver's preconditioned CG, whole, in one call;
 - outputs:      the outputs w_k . x of every class (one dgemv), None when one is not finite;
 - rank_one:     a sample's rank-1 update of its class's scatter (one dsyr);
 - refill:       the dense vector of a sample with the features of the last one (the encoding's
@@ -52,9 +54,9 @@ cimport numpy as cnp
 from cpython.object cimport PyObject
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.limits cimport INT_MAX
-from libc.math cimport isfinite
+from libc.math cimport INFINITY, NAN, isfinite, sqrt
 from libc.string cimport memset
-from scipy.linalg.cython_blas cimport ddot, dgemv, dsyr
+from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dsymv, dsyr, ssymv
 from scipy.linalg.cython_lapack cimport dposv
 
 cnp.import_array()
@@ -283,6 +285,388 @@ def pair_matrix(
     cdef const double *scatter_0 = <const double *>cnp.PyArray_DATA(scatters)
     _pair_matrix(scatter_0, scatter_0 + capacity * capacity, capacity, first, dim - first, w_0,
                  w_1, l2, <double *>cnp.PyArray_DATA(out))
+
+
+# ----------------------------------------------------------------------------- reweighted multiclass
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _each_solve(
+    const double *scatters, Py_ssize_t capacity, Py_ssize_t n_classes, Py_ssize_t first, int n,
+    const double *own, const double *rest, double target_pos, double target_rest, double l2,
+    double *total, double *matrix, double *rhs, double *out,
+) noexcept nogil:
+    """Every class's own system M_k w_k = r_k (reweighted multiclass), solved in turn into the
+    (C, dim) column-major ``out`` (columns first..dim-1); the first non-zero dposv info, or 0.
+
+    ``total`` (n x n, then n) receives T = sum_j A^j and S = sum_j s^j; ``matrix`` (n x n) and
+    ``rhs`` (n) each class's M_k and r_k. Indices: i <= j < n, first + j < dim <= capacity inside
+    every (capacity, capacity) scatter; in ``out`` (C rows, dim = first + n columns) entry
+    k + C (first + j) < C dim."""
+    cdef Py_ssize_t k, c, i, j, stride = capacity * capacity
+    cdef const double *scatter
+    cdef const double *column
+    cdef double *target
+    cdef double *source
+    cdef double *sums = total + <Py_ssize_t>n * n
+    cdef double own_k, rest_k, scale
+    cdef int one = 1, info = 0
+    cdef char upper = b"U"
+    memset(total, 0, (<size_t>n * n + <size_t>n) * sizeof(double))
+    for c in range(n_classes):  # T = sum_j A^j (upper triangle), S = sum_j s^j
+        scatter = scatters + c * stride
+        for j in range(n):
+            column = scatter + (first + j) * capacity + first
+            target = total + j * n
+            for i in range(j + 1):
+                target[i] += column[i]
+            sums[j] += scatter[(first + j) * capacity]  # s^c_j (row 0)
+    for k in range(n_classes):
+        own_k, rest_k = own[k], rest[k]  # w_k = 1/n^k, w_rest = 1/n^rest (0 if empty)
+        scatter = scatters + k * stride
+        if own_k >= rest_k:
+            # M_k = w_rest T + (w_k - w_rest) A^k: two coefficients >= 0, nothing cancels
+            scale = own_k - rest_k
+            for j in range(n):
+                column = scatter + (first + j) * capacity + first
+                source = total + j * n
+                target = matrix + j * n
+                for i in range(j + 1):
+                    target[i] = rest_k * source[i] + scale * column[i]
+                target[j] += l2  # + b I
+                # r_k = t_pos w_k s^k + t_rest w_rest (S - s^k)
+                rhs[j] = ((target_pos * own_k - target_rest * rest_k)
+                          * scatter[(first + j) * capacity] + target_rest * rest_k * sums[j])
+        else:
+            # The class heavier than its rest (at most one): T - A^k would cancel the digits of
+            # a small rest, so A^rest and s^rest are summed from the other classes directly.
+            memset(matrix, 0, <size_t>n * n * sizeof(double))
+            memset(rhs, 0, <size_t>n * sizeof(double))
+            for c in range(n_classes):
+                if c == k:
+                    continue
+                for j in range(n):
+                    column = scatters + c * stride + (first + j) * capacity + first
+                    target = matrix + j * n
+                    for i in range(j + 1):
+                        target[i] += column[i]
+                    rhs[j] += scatters[c * stride + (first + j) * capacity]
+            for j in range(n):
+                column = scatter + (first + j) * capacity + first
+                target = matrix + j * n
+                for i in range(j + 1):  # M_k = w_k A^k + w_rest A^rest
+                    target[i] = own_k * column[i] + rest_k * target[i]
+                target[j] += l2  # + b I
+                rhs[j] = (target_pos * own_k * scatter[(first + j) * capacity]
+                          + target_rest * rest_k * rhs[j])
+        dposv(&upper, &n, &one, matrix, &n, rhs, &n, &info)  # M_k = U^T U; U^T U w_k = r_k
+        if info != 0:
+            return info
+        for j in range(n):  # w_k[first + j] at k + C (first + j): inside (C, dim)
+            out[k + n_classes * (first + j)] = rhs[j]
+    return 0
+
+
+def each_weights(
+    cnp.ndarray scatters not None, Py_ssize_t dim, Py_ssize_t first, double tau, double eta,
+    double l2, cnp.ndarray out not None,
+):
+    """each_weights(scatters, dim, first, tau, eta, l2, out)
+
+    Reweighted multiclass: every class's own TER system (w_k = 1/n^k, w_rest = 1/n^rest) from
+    the (capacity, capacity, C) Fortran array of augmented scatters, solved into ``out``, a
+    (C, dim) Fortran array (rows: the classes' weights, 0 before ``first``). Returns the first
+    non-zero dposv info (a system not positive definite), 0 on success; ``out`` is meaningful
+    only then.
+    """
+    _check_float_array(scatters, 3, False, "scatters")
+    _check_float_array(out, 2, True, "out")
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(scatters)
+    cdef cnp.npy_intp *out_shape = cnp.PyArray_DIMS(out)
+    cdef Py_ssize_t capacity = shape[0], n_classes = shape[2], k, j
+    if (
+        shape[1] != capacity or dim > capacity or first < 0 or first >= dim or dim > INT_MAX
+        or n_classes < 1 or out_shape[0] != n_classes or out_shape[1] != dim
+    ):
+        raise ValueError("inconsistent shapes of the scatters and the output")
+    cdef const double *data = <const double *>cnp.PyArray_DATA(scatters)
+    cdef int n = <int>(dim - first), info = 0
+    cdef size_t square = <size_t>n * n
+    # own[k] = w_k, rest[k] = w_rest; then T and S, M_k, r_k
+    cdef double *block = <double *>PyMem_Malloc(
+        (2 * <size_t>n_classes + 2 * square + 2 * <size_t>n) * sizeof(double))
+    if block == NULL:
+        raise MemoryError()
+    cdef double *own = block
+    cdef double *rest = block + n_classes
+    cdef double *total = rest + n_classes
+    cdef double *matrix = total + square + n
+    cdef double *rhs = matrix + square
+    cdef double *weights = <double *>cnp.PyArray_DATA(out)
+    cdef double before, after
+    try:
+        # n^rest_k = (n^0 + ... + n^(k-1)) + (n^(k+1) + ...): sums of positive masses, no
+        # cancellation (as ClassStatistics.rest_counts)
+        before = 0.0
+        for k in range(n_classes):
+            rest[k] = before
+            before += data[k * capacity * capacity]  # n^k
+        after = 0.0
+        for k in range(n_classes - 1, -1, -1):
+            rest[k] += after
+            after += data[k * capacity * capacity]
+        for k in range(n_classes):
+            before = data[k * capacity * capacity]
+            own[k] = 1.0 / before if before > 0.0 else 0.0  # 1/n^k
+            rest[k] = 1.0 / rest[k] if rest[k] > 0.0 else 0.0  # 1/n^rest
+        memset(weights, 0, <size_t>n_classes * first * sizeof(double))
+        if n >= NOGIL_MIN_DIM:
+            with nogil:
+                info = _each_solve(data, capacity, n_classes, first, n, own, rest, tau + eta,
+                                   tau - eta, l2, total, matrix, rhs, weights)
+        else:
+            info = _each_solve(data, capacity, n_classes, first, n, own, rest, tau + eta,
+                               tau - eta, l2, total, matrix, rhs, weights)
+    finally:
+        PyMem_Free(block)
+    return info
+
+
+# ----------------------------------------------------------------------------- stale-factor CG
+
+
+cdef struct _CGSettings:
+    double tolerance  # ||z|| <= this ||w||: the relative error estimate
+    double backward  # ||D^-1 res|| <= this ||D w||: a direct solve's residual
+    double contraction  # a residual ratio above it asks for a refactor
+    int max_iterations
+    double safe_low  # single precision: vectors of norms in [safe_low, safe_high] go as they are
+    double safe_high
+
+
+cdef struct _CGSpace:
+    int n
+    const double *matrix  # M (n x n, upper triangle)
+    const void *inverse  # P^-1 (n x n, upper triangle), double or single
+    bint single
+    const double *root  # D = sqrt(diag M)
+    double *residual
+    double *direction
+    double *image
+    double *preconditioned
+    float *single_in  # single-precision copies of a vector and of P^-1's product
+    float *single_out
+
+
+cdef int _check_contiguous_vector(cnp.ndarray vector, str name) except -1:
+    """A contiguous, aligned float64 vector in native byte order, or an error."""
+    if (
+        cnp.PyArray_TYPE(vector) != cnp.NPY_DOUBLE or cnp.PyArray_NDIM(vector) != 1
+        or not cnp.PyArray_ISCARRAY_RO(vector)
+    ):
+        raise TypeError(f"{name} must be a contiguous float64 vector")
+    return 0
+
+
+cdef inline double _norm(const double *vector, int n) noexcept nogil:
+    cdef int one = 1
+    return sqrt(ddot(&n, <double *>vector, &one, <double *>vector, &one))
+
+
+cdef inline bint _safe(double norm, const _CGSettings *settings) noexcept nogil:
+    return settings.safe_low <= norm <= settings.safe_high
+
+
+cdef void _apply(
+    const _CGSpace *space, const double *vector, double factor, double norm,
+    const _CGSettings *settings, double *out,
+) noexcept nogil:
+    """out = c P^-1 v in double precision, c = ``factor``, ||v|| = ``norm`` (as
+    river_nrrls/_solver.py's ``_StaleFactor.apply``): in single precision, v enters as it is
+    within the safe window of norms, else at unit norm with the product scaled back in double."""
+    cdef int n = space.n, one = 1, i
+    cdef char upper = b"U"
+    cdef double zero = 0.0, scale
+    cdef float alpha, beta = 0.0
+    if not space.single:
+        dsymv(&upper, &n, &factor, <double *>space.inverse, &n, <double *>vector, &one, &zero,
+              out, &one)
+        return
+    if not norm < INFINITY:  # a non-finite v: CG gives up, and refactors
+        for i in range(n):
+            out[i] = NAN
+        return
+    if _safe(norm, settings):
+        for i in range(n):
+            space.single_in[i] = <float>vector[i]
+        alpha = <float>factor
+        ssymv(&upper, &n, &alpha, <float *>space.inverse, &n, space.single_in, &one, &beta,
+              space.single_out, &one)
+        for i in range(n):
+            out[i] = space.single_out[i]
+        if _safe(_norm(out, n), settings):
+            return
+    scale = norm if norm > 0.0 else 1.0
+    for i in range(n):  # v / ||v||, divided in double before the cast
+        space.single_in[i] = <float>(vector[i] * (1.0 / scale))
+    alpha = 1.0
+    ssymv(&upper, &n, &alpha, <float *>space.inverse, &n, space.single_in, &one, &beta,
+          space.single_out, &one)
+    scale = factor * scale
+    for i in range(n):
+        out[i] = space.single_out[i] * scale
+
+
+cdef bint _at_rounding_level(const _CGSpace *space, const double *weights, double backward) \
+        noexcept nogil:
+    """||D^-1 res|| <= backward ||D w||: the residual a backward-stable direct solve leaves."""
+    cdef double residual_sum = 0.0, weights_sum = 0.0, value
+    cdef int i
+    for i in range(space.n):
+        value = space.residual[i] / space.root[i]
+        residual_sum += value * value
+        value = weights[i] * space.root[i]
+        weights_sum += value * value
+    return sqrt(residual_sum) <= backward * sqrt(weights_sum)
+
+
+cdef int _cg(
+    const _CGSpace *space, const double *rhs, int rhs_step, double *weights,
+    double inverse_scale, const _CGSettings *settings, int *iterations, bint *refactor,
+) noexcept nogil:
+    """Preconditioned CG on M w = r from ``weights`` (updated in place), step for step the
+    Python ``_conjugate_gradients`` of river_nrrls/_solver.py (which documents the tests): 1
+    when it converged, 0 when it did not in ``max_iterations``."""
+    cdef int n = space.n, one = 1, i, iteration
+    cdef char upper = b"U"
+    cdef double minus_one = -1.0, plus_one = 1.0, zero = 0.0
+    cdef double norm, new_norm, size, floor, bound, product, new_product, step, largest = 0.0
+    cdef double *residual = space.residual
+    cdef double *direction = space.direction
+    cdef double *image = space.image
+    cdef double *preconditioned = space.preconditioned
+    iterations[0] = 0
+    for i in range(n):  # res = r - M w (r's entry i at i * rhs_step < n * rhs_step)
+        residual[i] = rhs[<Py_ssize_t>i * rhs_step]
+    dsymv(&upper, &n, &minus_one, <double *>space.matrix, &n, weights, &one, &plus_one,
+          residual, &one)
+    norm = _norm(residual, n)
+    size = _norm(weights, n)
+    for i in range(n):
+        if space.root[i] > largest:
+            largest = space.root[i]
+    floor = settings.backward * largest * largest  # the test with the largest diag M
+    if norm <= floor * size and _at_rounding_level(space, weights, settings.backward):
+        return 1
+    bound = settings.tolerance * size
+    _apply(space, residual, inverse_scale, norm, settings, preconditioned)  # z = (s P)^-1 res
+    if _norm(preconditioned, n) <= bound:
+        daxpy(&n, &plus_one, preconditioned, &one, weights, &one)  # w + z: the Richardson step
+        return 1
+    for i in range(n):
+        direction[i] = preconditioned[i]  # p = z
+    product = ddot(&n, residual, &one, preconditioned, &one)  # res . z
+    for iteration in range(1, settings.max_iterations + 1):
+        dsymv(&upper, &n, &plus_one, <double *>space.matrix, &n, direction, &one, &zero, image,
+              &one)  # q = M p
+        step = product / ddot(&n, direction, &one, image, &one)  # alpha
+        daxpy(&n, &step, direction, &one, weights, &one)  # w += alpha p
+        step = -step
+        daxpy(&n, &step, image, &one, residual, &one)  # res -= alpha q
+        new_norm = _norm(residual, n)
+        if new_norm > settings.contraction * norm:
+            refactor[0] = True
+        norm = new_norm
+        iterations[0] = iteration
+        if iteration == 1:  # ||w|| once more, in case the warm start was (near) zero
+            size = _norm(weights, n)
+            bound = settings.tolerance * size
+        if norm <= floor * size and _at_rounding_level(space, weights, settings.backward):
+            return 1
+        _apply(space, residual, inverse_scale, norm, settings, preconditioned)
+        if _norm(preconditioned, n) <= bound:
+            daxpy(&n, &plus_one, preconditioned, &one, weights, &one)  # the Richardson step
+            return 1
+        new_product = ddot(&n, residual, &one, preconditioned, &one)
+        step = new_product / product
+        for i in range(n):  # p = z + beta p
+            direction[i] = preconditioned[i] + step * direction[i]
+        product = new_product
+    return 0
+
+
+def conjugate_gradients(
+    cnp.ndarray matrix not None, cnp.ndarray rhs not None, cnp.ndarray weights not None,
+    cnp.ndarray inverse not None, double inverse_scale, cnp.ndarray root not None,
+    double tolerance, double backward, double contraction, int max_iterations,
+    double safe_low, double safe_high,
+):
+    """conjugate_gradients(matrix, rhs, weights, inverse, inverse_scale, root, tolerance,
+    backward, contraction, max_iterations, safe_low, safe_high)
+
+    The stale-factor solver's preconditioned CG (river_nrrls/_solver.py's
+    ``_conjugate_gradients``, with its constants as arguments) on M w = r, M a square Fortran
+    float64 array (upper triangle), P^-1 (``inverse``) one of float64 or float32 (upper
+    triangle), r a float64 vector of any positive stride, w (updated in place) and
+    D = sqrt(diag M) (``root``) contiguous float64 vectors. Returns
+    ``(converged, iterations, refactor)``.
+    """
+    _check_float_array(matrix, 2, False, "matrix")
+    cdef Py_ssize_t width = cnp.PyArray_DIMS(matrix)[0], i
+    cdef int kind = cnp.PyArray_TYPE(inverse)
+    if (
+        (kind != cnp.NPY_DOUBLE and kind != cnp.NPY_FLOAT)
+        or cnp.PyArray_NDIM(inverse) != 2
+        or not cnp.PyArray_ISFARRAY_RO(inverse)
+    ):
+        raise TypeError("inverse must be a 2-dimensional Fortran-ordered float64 or float32 array")
+    cdef int rhs_step = _increment(rhs, "rhs")
+    _check_contiguous_vector(weights, "weights")
+    _check_contiguous_vector(root, "root")
+    if not cnp.PyArray_ISWRITEABLE(weights):
+        raise ValueError("weights must be writable")
+    if (
+        cnp.PyArray_DIMS(matrix)[1] != width or width < 1 or width > INT_MAX
+        or cnp.PyArray_DIMS(inverse)[0] != width or cnp.PyArray_DIMS(inverse)[1] != width
+        or cnp.PyArray_DIMS(rhs)[0] != width or cnp.PyArray_DIMS(weights)[0] != width
+        or cnp.PyArray_DIMS(root)[0] != width
+    ):
+        raise ValueError("conjugate_gradients: inconsistent shapes")
+    cdef _CGSettings settings
+    settings.tolerance, settings.backward, settings.contraction = tolerance, backward, contraction
+    settings.max_iterations = max_iterations
+    settings.safe_low, settings.safe_high = safe_low, safe_high
+    cdef _CGSpace space
+    space.n = <int>width
+    space.matrix = <const double *>cnp.PyArray_DATA(matrix)
+    space.inverse = <const void *>cnp.PyArray_DATA(inverse)
+    space.single = kind == cnp.NPY_FLOAT
+    space.root = <const double *>cnp.PyArray_DATA(root)
+    cdef double *block = <double *>PyMem_Malloc(5 * <size_t>width * sizeof(double))
+    if block == NULL:
+        raise MemoryError()
+    space.residual = block
+    space.direction = block + width
+    space.image = block + 2 * width
+    space.preconditioned = block + 3 * width
+    space.single_in = <float *>(block + 4 * width)  # two float vectors in the last n doubles
+    space.single_out = space.single_in + width
+    cdef const double *right = <const double *>cnp.PyArray_DATA(rhs)
+    cdef double *solution = <double *>cnp.PyArray_DATA(weights)
+    cdef int converged, iterations = 0
+    cdef bint refactor = False
+    try:
+        if width >= NOGIL_MIN_DIM:
+            with nogil:
+                converged = _cg(&space, right, rhs_step, solution, inverse_scale, &settings,
+                                &iterations, &refactor)
+        else:
+            converged = _cg(&space, right, rhs_step, solution, inverse_scale, &settings,
+                            &iterations, &refactor)
+    finally:
+        PyMem_Free(block)
+    return bool(converged), iterations, bool(refactor)
 
 
 # ----------------------------------------------------------------------------- outputs, rank one

@@ -23,6 +23,8 @@ NOGIL_COLUMNS = 0  # the kernels' NOGIL_MIN_DIM (pair_outputs's one_thread takes
 try:
     from ._kernels import (
         NOGIL_COLUMNS,
+        conjugate_gradients,
+        each_weights,
         learn_remembered,
         outputs,
         pair_matrix,
@@ -41,7 +43,7 @@ except ImportError as error:  # not built: the Python paths
             stacklevel=2,
         )
     outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
-    learn_remembered = None
+    conjugate_gradients = each_weights = learn_remembered = None
 except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ from the build's
     warnings.warn(
         f"river_nrrls's compiled kernels cannot run with this scipy ({error}): "
@@ -50,7 +52,7 @@ except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ fro
         stacklevel=2,
     )
     outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
-    learn_remembered = None
+    conjugate_gradients = each_weights = learn_remembered = None
 
 if pair_outputs is not None:  # BLAS on one thread from C (`use_thread_setters`)
     use_thread_setters(
@@ -59,6 +61,8 @@ if pair_outputs is not None:  # BLAS on one thread from C (`use_thread_setters`)
 
 __all__ = [
     "NOGIL_COLUMNS",
+    "conjugate_gradients",
+    "each_weights",
     "learn_remembered",
     "outputs",
     "pair_matrix",

@@ -11,7 +11,8 @@ for the current statistics by one of three exact ways, chosen at every solve:
   classes share M, and with tau = 0 their right-hand sides are opposite: one solve); with two
   classes the whole solve is one compiled call (``_kernels.pyx``'s ``pair_weights``);
 - **batched direct** (many classes with reweighting, small d): the C systems assembled from
-  the total scatter in one pass and solved in one batched LAPACK call;
+  the total scatter in one pass and solved in one batched LAPACK call (in one compiled call,
+  ``each_weights``, one dposv a class, where the kernels are built);
 - **stale factor** (wide models): conjugate gradients on M(t) w = r, preconditioned by the
   explicit inverse P^-1 of an older M(t0) plus the samples learnt since t0 (each added by
   Sherman-Morrison, `inverse_step`), scaled by the class weights' common shrinkage, warm
@@ -21,8 +22,9 @@ for the current statistics by one of three exact ways, chosen at every solve:
 
 The method, its error estimate, its stopping tests and the refresh rules are written up on the
 algorithms page, "The stale-factor solver"; the constants below name each rule. The choice is
-automatic: stale factor from ``STALE_MIN_DIM`` columns (``CLASS_STALE_MIN_DIM`` for the
-per-class factors), direct below. `Solver` is the interface the estimator holds, shared with
+automatic: stale factor from ``STALE_MIN_DIM`` columns (``CLASS_STALE_MIN_DIM``, or
+``COMPILED_CLASS_STALE_MIN_DIM`` with the compiled kernels, for the per-class factors), direct
+below. `Solver` is the interface the estimator holds, shared with
 the paper's recursion (``_woodbury.py``).
 
 """
@@ -51,7 +53,10 @@ __all__ = [
 
 STALE_MIN_DIM = 112  # below it the direct path is as fast or faster (benchmarks/speed.py)
 CLASS_STALE_MIN_DIM = 64  # the same for the per-class factors of reweighted multiclass, whose
-# direct path solves C systems (benchmarks/overhead.py)
+# direct path solves C systems (benchmarks/overhead.py) ...
+COMPILED_CLASS_STALE_MIN_DIM = 120  # ... and where the compiled kernels solve them (one call for
+# all C systems; the factors' CG compiled too): the factors pay from 112-128 columns with 3 to
+# 10 classes (benchmarks/speed.py's five-class section runs either side)
 QUEUE_CAPACITY = 48  # samples learnt without a prediction that the factor takes in (at least;
 # d / 8 when wider): beyond them it is let go (no queue grows with a stream that never predicts)
 UPDATE_LIMIT = 5  # queue capacities of rank-1 updates of P^-1 before a new factorisation
@@ -332,7 +337,7 @@ class SystemSolver:
     pair_mix = None
     class_factors = None
     class_previous = None
-    class_stale_min_dim = CLASS_STALE_MIN_DIM
+    class_stale_min_dim: int | None = None  # None: `class_threshold`'s automatic choice
 
     def __init__(
         self, l2: float, tau: float, eta: float, reweight: bool, first: int, forgetting: float
@@ -344,7 +349,7 @@ class SystemSolver:
         self.reweight = reweight
         self.first = first
         self.stale_min_dim = STALE_MIN_DIM
-        self.class_stale_min_dim = CLASS_STALE_MIN_DIM
+        self.class_stale_min_dim = None
         self.stale: _StaleFactor | None = None
         self.pending: list[tuple[int, np.ndarray, float]] = []
         self.previous: np.ndarray | None = None  # last weights of the shared system (columns)
@@ -405,11 +410,21 @@ class SystemSolver:
             self.invalidate()
             return np.zeros((n_classes, dim))
         if n_classes > 2 and not stats.systems_share_matrix(self.reweight):
-            wide = dim - first >= self.class_stale_min_dim
+            wide = dim - first >= self.class_threshold()
             if wide and self.primed:
                 return self._full_width(self._solve_per_class(stats), dim)
             self.invalidate()
             self.primed = wide  # the next wide solve builds the factors
+            if _native.each_weights is not None:
+                # Every class's M_k and r_k and one dposv each, in one compiled call
+                weights = np.empty((n_classes, dim), order="F")
+                info = _native.each_weights(
+                    stats.buffer, dim, first, self.tau, self.eta, self.l2, weights
+                )
+                if info == 0 and (self.l2 > 1e-200 or np.isfinite(weights).all()):
+                    self.counters["direct"] += 1
+                    return weights
+            # not built, or not positive definite or overflowing: the batched solve's fallbacks
             return self._full_width(self._solve_each(stats), dim)
         opposite = False  # r_1 = -r_0: one right-hand side for two classes
         wide = dim - first >= self.stale_min_dim
@@ -470,6 +485,17 @@ class SystemSolver:
         if opposite:  # tau = 0, two classes: rows w_0 and w_1 = -w_0 (exact), one BLAS call
             return self._full_width(blas.dger(1.0, _SIGNS, weights[:, 0]), dim)
         return self._full_width(weights.T, dim)
+
+    def class_threshold(self) -> int:
+        """The width from which reweighted multiclass keeps a stale factor per class:
+        ``class_stale_min_dim`` when set, else ``COMPILED_CLASS_STALE_MIN_DIM`` where the
+        compiled ``each_weights`` solves the C systems and ``CLASS_STALE_MIN_DIM`` where
+        numpy's batched solve does."""
+        if self.class_stale_min_dim is not None:
+            return self.class_stale_min_dim
+        if _native.each_weights is not None:
+            return COMPILED_CLASS_STALE_MIN_DIM
+        return CLASS_STALE_MIN_DIM
 
     def takes_pair_kernel(self, stats: ClassStatistics) -> bool:
         """Whether `solve` would take the compiled two-class direct solve (``pair_weights``)."""
@@ -713,6 +739,25 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, root: np.nda
     most of its cost at d ~ 200.
 
     """
+    kernel = _native.conjugate_gradients
+    if kernel is not None and matrix.flags.f_contiguous and stale.inverse.flags.f_contiguous:
+        # The same iteration, whole, in one compiled call (``_kernels.pyx``)
+        converged, stale.last_iterations, refactor = kernel(
+            matrix,
+            rhs,
+            weights,
+            stale.inverse,
+            1.0 / stale.scale,
+            root,
+            TOLERANCE,
+            BACKWARD_TOLERANCE,
+            MIN_CONTRACTION,
+            MAX_ITERATIONS,
+            *_SAFE_NORMS,
+        )
+        if refactor:
+            stale.refactor = True
+        return weights if converged else None
     residual = rhs - blas.dsymv(1.0, matrix, weights)  # res = r - M w
     norm = math.sqrt(_dot(residual, residual))
     stale.last_iterations = 0

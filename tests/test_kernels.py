@@ -715,3 +715,222 @@ def test_a_sample_beyond_the_range_bound_is_refused_whole_after_the_one_call_pat
             model.learn_one(x, True)
             before = pickle.dumps(model)
     assert pickle.dumps(model) == before
+
+
+# ------------------------------------------------------------------ reweighted multiclass
+
+
+def _class_scatters(rng, capacity: int, dim: int, sizes, scales=None) -> np.ndarray:
+    """Augmented scatters [n, s; s, A] of len(sizes) classes in a (capacity, capacity, C)
+    buffer (upper triangle authoritative, as the statistics keep it: the lower is garbage)."""
+    buffer = np.zeros((capacity, capacity, len(sizes)), order="F")
+    for c, n in enumerate(sizes):
+        scale = 1.0 if scales is None else scales[c]
+        X = np.hstack([np.ones((n, 1)), scale * rng.normal(size=(n, dim - 1))])
+        full = X.T @ X
+        full[np.tril_indices(dim, -1)] = 1e300  # never read
+        buffer[:dim, :dim, c] = full
+    return buffer
+
+
+def _each_numpy(buffer, dim, first, tau, eta, l2):
+    """Every class's one-vs-rest TER system, from the symmetrised scatters, in plain numpy."""
+    n_classes = buffer.shape[2]
+    scatters = [np.triu(buffer[:dim, :dim, c]) for c in range(n_classes)]
+    scatters = [upper + np.triu(upper, 1).T for upper in scatters]
+    weights = np.zeros((n_classes, dim))
+    for k in range(n_classes):
+        others = [scatters[c] for c in range(n_classes) if c != k]
+        own, rest = scatters[k], sum(others)
+        w_k = 1.0 / own[0, 0] if own[0, 0] > 0 else 0.0  # 1/n^k
+        w_rest = 1.0 / rest[0, 0] if rest[0, 0] > 0 else 0.0  # 1/n^rest
+        M = (w_k * own + w_rest * rest)[first:, first:] + l2 * np.eye(dim - first)
+        r = (tau + eta) * w_k * own[0, first:] + (tau - eta) * w_rest * rest[0, first:]
+        weights[k, first:] = np.linalg.solve(M, r)
+    return weights
+
+
+@needs_kernels
+@pytest.mark.parametrize("first", [0, 1])
+@pytest.mark.parametrize("tau", [0.0, 0.4])
+@pytest.mark.parametrize("capacity", [8, 13])
+@pytest.mark.parametrize("sizes", [(30, 6, 11), (9, 40, 3, 12, 7), (25, 0, 14)], ids=repr)
+def test_each_weights_is_every_class_own_system(first, tau, capacity, sizes):
+    rng = np.random.default_rng(capacity + first + len(sizes))
+    dim = 8
+    buffer = _class_scatters(rng, capacity, dim, sizes)
+    out = np.full((len(sizes), dim), np.nan, order="F")
+    assert _native.each_weights(buffer, dim, first, tau, 1.5, 1e-3, out) == 0
+    expected = _each_numpy(buffer, dim, first, tau, 1.5, 1e-3)
+    np.testing.assert_allclose(out, expected, rtol=1e-9, atol=1e-12)
+    assert (out[:, :first] == 0.0).all()
+
+
+@needs_kernels
+def test_each_weights_keeps_the_digits_of_a_small_rest_and_releases_the_gil_when_wide():
+    # A class heavier than its rest (w_k < w_rest) is combined from the other scatters, not as
+    # T - A^k (which would cancel the digits of the small rest); 140 columns run without the GIL.
+    rng = np.random.default_rng(12)
+    for dim, sizes, scales in (
+        (9, (4000, 5, 3, 4), (10.0, 1e-3, 1e-3, 1e-3)),
+        (140, (400, 300, 350), None),
+    ):
+        buffer = _class_scatters(rng, dim + 3, dim, sizes, scales)
+        out = np.empty((len(sizes), dim), order="F")
+        assert _native.each_weights(buffer, dim, 1, 0.2, 1.0, 1e-2, out) == 0
+        expected = _each_numpy(buffer, dim, 1, 0.2, 1.0, 1e-2)
+        np.testing.assert_allclose(out, expected, rtol=1e-8, atol=1e-10)
+
+
+@needs_kernels
+def test_each_weights_reports_a_singular_system_and_refuses_bad_arguments():
+    rng = np.random.default_rng(13)
+    singular = np.zeros((5, 5, 3), order="F")
+    singular[0, 0, :] = (2.0, 1.0, 1.0)  # masses but M = 0 with b = 0: not positive definite
+    out = np.zeros((3, 5), order="F")
+    assert _native.each_weights(singular, 5, 1, 0.0, 1.0, 0.0, out) > 0
+    scatters = _class_scatters(rng, 6, 6, (5, 7, 9))
+    with pytest.raises(TypeError):
+        _native.each_weights(None, 6, 0, 0.0, 1.0, 1e-3, out)
+    with pytest.raises(TypeError):
+        _native.each_weights(np.ascontiguousarray(scatters), 6, 0, 0.0, 1.0, 1e-3, out)
+    for dim, first, shape in ((7, 0, (3, 7)), (6, 6, (3, 6)), (6, -1, (3, 6)), (6, 0, (2, 6))):
+        with pytest.raises(ValueError, match="shapes"):
+            _native.each_weights(scatters, dim, first, 0.0, 1.0, 1e-3, np.zeros(shape, order="F"))
+    frozen = np.zeros((3, 6), order="F")
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        _native.each_weights(scatters, 6, 0, 0.0, 1.0, 1e-3, frozen)
+
+
+def _multiclass_stream(n: int, seed: int, n_classes: int = 4):
+    """Imbalanced classes (one much larger than the others), emerging and missing features."""
+    rng = np.random.default_rng(seed)
+    rows, labels = [], []
+    for i in range(n):
+        width = 3 + min(i // 20, 5)  # a new feature every 20 samples
+        values = rng.normal(size=width)
+        x = {f"f{j}": float(v) for j, v in enumerate(values)}
+        if i % 6 == 2:
+            del x["f1"]
+        rows.append(x)
+        score = values[:3] @ np.array([1.0, -0.5, 0.8])
+        cuts = (-0.5, 0.5)[: n_classes - 2]
+        label = 0 if rng.random() < 0.6 else 1 + int(np.digitize(score, cuts))
+        labels.append(f"class {label}")
+    return rows, labels
+
+
+@pytest.mark.usefixtures("kernel_path")
+@pytest.mark.parametrize(
+    "params", [{}, {"tau": 0.3, "eta": 2.0}, {"intercept": False}, {"forgetting": 0.98}], ids=repr
+)
+def test_reweighted_multiclass_is_the_batch_ter_after_every_prefix(params):
+    rows, labels = _multiclass_stream(120, seed=len(repr(params)))
+    weights = [1.0 if i % 4 else 3.0 for i in range(len(rows))]
+    model = NRRLS(**params)
+    for i, (x, y, w) in enumerate(zip(rows, labels, weights)):
+        model.predict_one(x)
+        model.learn_one(x, y, w=w)
+        if i >= 10:
+            ref = TERReference(
+                rows[: i + 1], labels[: i + 1], **params, sample_weights=weights[: i + 1]
+            )
+            assert_model_matches(model, ref, [x], 1e-9)
+    assert len(model._stats.labels) == 4
+    assert model._solver.counters["direct"] > 0
+
+
+# ------------------------------------------------------------------ the stale factor's CG
+
+
+def _cg_problem(rng, d: int, dtype, drift: float):
+    """M, a stale factor whose P^-1 is the inverse of M perturbed by ``drift`` (so that CG needs
+    a few iterations), r (a strided column) and a warm start."""
+    from river_nrrls import _solver
+
+    X = rng.normal(size=(3 * d, d))
+    matrix = np.asfortranarray(X.T @ X / (3 * d) + 0.05 * np.eye(d))
+    Y = X + drift * rng.normal(size=X.shape)
+    older = Y.T @ Y / (3 * d) + 0.05 * np.eye(d)
+    stale = _solver._StaleFactor(np.asfortranarray(np.linalg.inv(older), dtype=dtype), np.ones(2))
+    stale.scale = 1.1
+    rhs = np.asfortranarray(rng.normal(size=(d, 2)))[:, 1]  # a column of an F array
+    start = np.linalg.solve(matrix, rhs) + 0.01 * rng.normal(size=d)
+    root = np.sqrt(np.diag(matrix))
+    return matrix, stale, rhs, start, root
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("d, drift", [(9, 0.3), (40, 0.05), (150, 0.02), (30, 3.0)])
+@pytest.mark.parametrize("scale", [1.0, 1e-30, 1e30])
+def test_the_compiled_cg_is_the_python_cg_step_for_step(dtype, d, drift, scale, monkeypatch):
+    """The same iterations, stopping test, refactor flag and answer (to rounding) as the Python
+    iteration, in double and single precision, for right-hand sides of any scale (single
+    precision's safe window of norms), with the GIL released from 128 columns."""
+    from river_nrrls import _solver
+
+    rng = np.random.default_rng(d)
+    matrix, stale, rhs, start, root = _cg_problem(rng, d, dtype, drift)
+    rhs, start = rhs * scale, start * scale
+    compiled_stale = copy.deepcopy(stale)
+    compiled = _solver._conjugate_gradients(matrix, rhs, start.copy(), compiled_stale, root)
+    monkeypatch.setattr(_native, "conjugate_gradients", None)
+    python = _solver._conjugate_gradients(matrix, rhs, start.copy(), stale, root)
+    assert compiled_stale.last_iterations == stale.last_iterations
+    assert compiled_stale.refactor == stale.refactor
+    if python is None:
+        assert compiled is None
+        return
+    np.testing.assert_allclose(compiled, python, rtol=1e-10, atol=1e-12 * scale)
+    exact = np.linalg.solve(matrix, rhs)
+    assert np.linalg.norm(compiled - exact) <= 1e-8 * np.linalg.norm(exact)
+
+
+@needs_kernels
+def test_the_compiled_cg_gives_up_as_the_python_one(monkeypatch):
+    from river_nrrls import _solver
+
+    rng = np.random.default_rng(3)
+    matrix, stale, rhs, start, root = _cg_problem(rng, 12, np.float64, 3.0)
+    monkeypatch.setattr(_solver, "MAX_ITERATIONS", 0)  # read at every call
+    assert _solver._conjugate_gradients(matrix, rhs, start.copy(), stale, root) is None
+    monkeypatch.setattr(_solver, "MAX_ITERATIONS", 8)
+    bad = rhs.copy()
+    bad[3] = np.nan
+    for dtype in (np.float64, np.float32):
+        stale.inverse = stale.inverse.astype(dtype, order="F")
+        assert _solver._conjugate_gradients(matrix, bad, start.copy(), stale, root) is None
+
+
+@needs_kernels
+def test_the_compiled_cg_refuses_bad_arguments():
+    rng = np.random.default_rng(4)
+    matrix, stale, rhs, start, root = _cg_problem(rng, 6, np.float64, 0.1)
+    inverse = stale.inverse
+    good = (matrix, rhs, start.copy(), inverse, 1.0, root, 1e-9, 1e-15, 0.3, 8, 1e-20, 1e20)
+    assert _native.conjugate_gradients(*good)[0]
+    for position, bad in (
+        (0, np.ascontiguousarray(matrix + np.triu(np.ones((6, 6))))),  # row-major
+        (3, inverse.astype(np.float16, order="F")),
+        (3, np.ascontiguousarray(inverse + np.triu(np.ones((6, 6))))),
+        (2, np.asfortranarray(np.zeros((2, 6)))[0]),  # strided weights
+        (5, root.astype(np.float32)),
+        (1, rhs.astype(np.int64)),
+    ):
+        arguments = list(good)
+        arguments[position] = bad
+        with pytest.raises(TypeError):
+            _native.conjugate_gradients(*arguments)
+    for position, bad in ((1, rhs[:5]), (2, start[:5].copy()), (5, root[:4].copy())):
+        arguments = list(good)
+        arguments[position] = bad
+        with pytest.raises(ValueError, match="shapes"):
+            _native.conjugate_gradients(*arguments)
+    frozen = start.copy()
+    frozen.flags.writeable = False
+    arguments = list(good)
+    arguments[2] = frozen
+    with pytest.raises(ValueError, match="writable"):
+        _native.conjugate_gradients(*arguments)

@@ -26,7 +26,7 @@ PATHS = ["compiled", "python"]
 def path(request, monkeypatch):
     """Run a test on the compiled kernels (where built) and on the Python paths."""
     if request.param == "python":
-        for name in ("outputs", "pair_matrix", "pair_weights", "rank_one", "refill"):
+        for name in (name for name in _native.__all__ if name.islower()):  # every kernel
             monkeypatch.setattr(_native, name, None)
     elif _native.refill is None:
         pytest.skip("the compiled kernels are not built on this machine")

@@ -15,12 +15,17 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from kernel_paths import kernel_path  # noqa: F401  (a fixture)
 from reference import TERReference, assert_model_matches, model_matrix, relative_error
 from river import base
 
-from river_nrrls import NRRLS, _solver, _threads
+from river_nrrls import NRRLS, _native, _solver, _threads
 
 RTOL = 1e-9
+
+# Every test on the compiled kernels (where built: the CG of the stale factor, the multiclass
+# and two-class direct solves) and on their Python twins
+pytestmark = pytest.mark.usefixtures("kernel_path")
 
 
 @pytest.fixture(autouse=True, params=["double", "single"])
@@ -717,10 +722,19 @@ def test_each_class_factor_survives_pickle_copy_and_learn_many_in_the_middle():
 
 
 def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precision):
-    """From ``CLASS_STALE_MIN_DIM`` columns (below the two-class threshold: the batched direct
-    path solves C systems a step) every class gets its factor; narrower, the batched path."""
-    d = _solver.CLASS_STALE_MIN_DIM + 6 if precision == "double" else 200
+    """From the automatic per-class threshold (``CLASS_STALE_MIN_DIM`` on the Python paths,
+    below the two-class threshold: the batched direct path solves C systems a step;
+    ``COMPILED_CLASS_STALE_MIN_DIM`` where the compiled kernel solves them) every class gets
+    its factor; narrower, the batched path."""
+    threshold = NRRLS()._solver.class_threshold()
+    expected_threshold = (
+        _solver.CLASS_STALE_MIN_DIM
+        if _native.each_weights is None
+        else _solver.COMPILED_CLASS_STALE_MIN_DIM
+    )
+    assert threshold == expected_threshold
     assert _solver.CLASS_STALE_MIN_DIM + 6 < _solver.STALE_MIN_DIM
+    d = threshold + 6 if precision == "double" else max(200, threshold + 6)
     rows, labels = _multiclass_stream(d + 40, d, seed=44, n_classes=3)
     model = NRRLS()
     _prequential_matches(model, rows, labels, {}, start=d)
@@ -728,8 +742,8 @@ def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precisio
     assert factors is not None and len(factors) == 3
     expected = np.float32 if precision == "single" else np.float64
     assert {factor.inverse.dtype for factor in factors} == {np.dtype(expected)}
-    narrow = _solver.CLASS_STALE_MIN_DIM - 4
-    rows, labels = _multiclass_stream(120, narrow, seed=47, n_classes=3)
+    narrow = min(threshold, _solver.STALE_MIN_DIM) - 4  # (the first samples may be two classes)
+    rows, labels = _multiclass_stream(narrow + 40, narrow, seed=47, n_classes=3)
     model = NRRLS()
     _prequential_matches(model, rows, labels, {}, start=narrow)
     assert model._solver.class_factors is None and model._solver.counters["stale"] == 0
