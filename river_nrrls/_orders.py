@@ -277,7 +277,7 @@ class NestedOrders:
         solver = self.model._solver
         if stats.systems_share_matrix(bool(self.model.reweight)):
             return solver.stale_min_dim
-        return solver.class_stale_min_dim
+        return solver.class_threshold()
 
     def solve(self) -> NestedSolution:
         """Every order's weights from the statistics (cached until they change).
