@@ -31,8 +31,9 @@ appends at its end), the model's index and statistics are renumbered (`_regroup`
 exact), so that every order's columns are the model's leading ones. ``arrival`` keeps the order
 in which the features came, an independent pipeline's own (`NestedOrders.pipeline`).
 
-**Wide orders.** A pipeline of 112 columns or more (``_solver.STALE_MIN_DIM``; 64 for the
-per-class systems of reweighted multiclass) does not factorise at every step: it runs conjugate
+**Wide orders.** A pipeline of 112 columns or more (``_solver.STALE_MIN_DIM``; for the
+per-class systems of reweighted multiclass, `SystemSolver.class_threshold`) does not factorise
+at every step: it runs conjugate
 gradients preconditioned by a stale explicit inverse, O(d^2) a step. Grouped, order r's
 statistics are the leading 1 + d_r columns of the shared buffer: a `ClassStatistics` view that
 differs from the model's only in its width (`_view`). So every order that wide can be solved by
@@ -55,23 +56,28 @@ What was tried and measured before this (one BLAS thread, 403 columns; CPU micro
   less on the leading blocks), a triangular solve with 4 columns (dtrsm) 39 us against 4 x 9.2
   us, and numpy's row-wise products and updates of a (4, d) block about 1.5 us each against 0.1
   to 0.2 us for a ddot or daxpy per order: a block iteration costs more than the sequential
-  ones, in BLAS and in Python.
+  ones (and each order's CG is now one compiled call, ``_kernels.pyx``'s
+  ``conjugate_gradients``).
 
 **Cost** (``benchmarks/results/selector.md``, mean aggregate, orders 1 to 6, per sample against
-the order-6 pipeline): 1.78 times at 8 inputs (95 columns: every order direct, as the pipeline
-is), 1.64 times at 20 (227 columns: a factorisation of 227 columns costs less than the stale
-solves of the orders of 145, 186 and 227 columns, so every order is direct) and 2.32 times at
+the order-6 pipeline): 1.75 times at 8 inputs (95 columns: every order direct, as the pipeline
+is), 1.97 times at 20 (227 columns: a factorisation of 227 columns costs less than the stale
+solves of the orders of 145, 186 and 227 columns, so every order is direct) and 2.26 times at
 36 (403 columns: orders 1 to 3 direct, 184 columns; orders 4 to 6 on their stale factors).
-At 36 inputs the selector's 665 us a sample split into 107 for the direct block, 98, 131 and
-180 for the stale solves of 257, 330 and 403 columns (each about what that order's pipeline
-spends) and 149 for the rest (expansion, statistics update, the orders' outputs and scores),
-against 187 for the order-6 pipeline's stale solve and 105 for its rest (CPU time, shared
-machine). The three stale solves cost 2.2 times the pipeline's one: their squared widths add up
-to 1.84 times the widest's, and each solve has a cost that does not shrink with its width
-(about 30 us of Python: the solver's bookkeeping and some 4.5 CG iterations of a dozen calls
-each), so the target of 2 is out of reach this way: the rest and the direct block alone leave
-about 330 us for three stale solves that need 409. Every split costs the same within 5 % there
-(2.37 to 2.43 times for 2 to 4 direct orders; all six direct, 2.81).
+At 36 inputs the selector's 606 us a sample split into 107 for the direct block, 80, 110 and
+159 for the stale solves of 257, 330 and 403 columns (each about what that order's pipeline
+spends) and 150 for the rest (expansion, statistics update, the orders' outputs and scores,
+telling three solvers of every sample), against 167 for the order-6 pipeline's stale solve and
+106 for its rest (CPU time on a shared machine, timing `SystemSolver.solve` and
+`NestedOrders._solve_narrow` in the benchmark's stream). The three stale solves cost
+2.1 times the pipeline's one: their squared widths add up to 1.84 times the widest's (each
+assembles its M_r, adds the sample to its P_r^-1 and runs some 4.9 CG iterations, all O(d_r^2)),
+and each has a cost that does not shrink with its width (about 26 us: the solver's bookkeeping
+in Python and its calls). So the target of 2 is out of reach this way: the rest and the direct
+block alone leave 2 x 273 - 150 - 107 = 289 us for three stale solves that need 349. Every split
+costs about the same there (2.24 and 2.25 times for 2 and 3 direct orders, 2.41 for 4; all six
+direct, 2.91); at 20 inputs every order direct is the cheapest (1.93, against 2.11 and 2.21 with
+one and two orders on stale factors).
 
 """
 
@@ -95,8 +101,8 @@ from .poly import PolynomialExtender
 __all__ = ["NestedOrders", "NestedSolution", "shares_statistics"]
 
 # The cost model of `_direct_orders` (units: one entry of an s x s stale-factor solve's work)
-FACTOR_RATE = 94.0  # a Cholesky factorisation of s columns costs s^3 / FACTOR_RATE
-STALE_OVERHEAD = 33_000.0  # a stale-factor solve of s columns costs s^2 + STALE_OVERHEAD
+FACTOR_RATE = 83.0  # a Cholesky factorisation of s columns costs s^3 / FACTOR_RATE
+STALE_OVERHEAD = 32_000.0  # a stale-factor solve of s columns costs s^2 + STALE_OVERHEAD
 ONE_CALL_MAX_WIDTH = 128  # narrower, one back substitution with the whole factor for every
 # order costs less than one call per order on its leading block (wider, the wasted work costs
 # more than the calls)
@@ -536,9 +542,10 @@ def _direct_orders(sizes: list[int], stale_width: int) -> int:
     solves do; of the rest, the split with the least estimated cost (ties: more direct).
 
     Both ways are exact; only the cost differs. A factorisation of s columns costs about
-    s^3 / `FACTOR_RATE`, a stale-factor solve about s^2 + `STALE_OVERHEAD` (its O(s^2) BLAS
-    steps and its Python overhead, in the same unit), fitted to the per-order costs measured
-    on the machine of ``benchmarks/results/selector.md``.
+    s^3 / `FACTOR_RATE`, a stale-factor solve about s^2 + `STALE_OVERHEAD` (its O(s^2) steps
+    and its fixed cost, in the same unit), fitted to the per-order costs measured on the
+    machine of ``benchmarks/results/selector.md`` (with the compiled CG; the Python CG's give
+    the same splits at 8, 20 and 36 inputs).
 
     """
     least = sum(size < stale_width for size in sizes)
