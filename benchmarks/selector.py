@@ -15,8 +15,9 @@ untimed (the pipelines' stale factor refactors often early in a stream: the time
 steady state), the next ``--samples`` timed, in CPU time (``time.process_time``, one BLAS
 thread). Both aggregates of the expansion: ``sum`` (the default)
 and ``mean``. Order 6 has 6 + 11 l columns (and the intercept): 95 at l = 8, 227 at l = 20, 403
-at l = 36; from 112 on the pipeline solves with its stale factor (O(d^2) a step) where the
-selector factorises (O(d^3)).
+at l = 36; from 112 on the pipeline solves with its stale factor (O(d^2) a step), and so does
+the selector for each of its orders that wide, unless one factorisation for several orders costs
+less (``river_nrrls/_orders.py``).
 
 **Drift.** Prequential G-mean on the drifting imbalanced streams of ``benchmarks/drift.py``
 (Agrawal-nonlinear and SEA, three drifts each) of: the selector without drift handling, the

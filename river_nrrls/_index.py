@@ -385,6 +385,20 @@ class FeatureIndex:
                 self.position[feature] = self.offset + len(self.features)
                 self.features.append(feature)
 
+    def reorder(self, features: typing.Sequence[typing.Hashable]) -> None:
+        """Renumber the features: ``features``, a permutation of the index's, get the columns
+        from ``offset`` on in that order. The remembered encodings (of the old columns) are let
+        go."""
+        if sorted(map(self.position.__getitem__, features)) != list(
+            range(self.offset, self.size)
+        ):
+            raise ValueError("reorder needs a permutation of the index's features")
+        self.features = list(features)
+        self.position = {feature: self.offset + j for j, feature in enumerate(self.features)}
+        self._cache = None
+        self._template = None
+        self._encoded = None
+
     def provisional(self, new: list) -> dict[typing.Hashable, int]:
         """The columns that ``new`` features would get if added now, in that order."""
         return dict(zip(new, range(self.size, self.size + len(new))))

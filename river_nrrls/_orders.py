@@ -25,36 +25,87 @@ definite), the orders whose block is narrower than j are solved from the factor 
 definite leading block and the others by `solve_spd`, as their pipelines' fallbacks would.
 
 `NestedOrders` keeps one `NRRLS` of the highest order (it validates, refuses out-of-range
-samples and learns exactly as the order-R pipeline would) and the order of every column of its
-feature index. Features that emerge later are appended at the end of that index, so the grouping
-is a permutation of the index (kept as a gather index, rebuilt only when the index grows).
+samples and learns exactly as the order-R pipeline would) with its columns GROUPED BY ORDER:
+whenever features come (the first sample's, and features that emerge later, which the index
+appends at its end), the model's index and statistics are renumbered (`_regroup`, a permutation:
+exact), so that every order's columns are the model's leading ones. ``arrival`` keeps the order
+in which the features came, an independent pipeline's own (`NestedOrders.pipeline`).
 
-The solve is always direct (one Cholesky a solve). A pipeline of 112 columns or more would use
-its stale-factor solver instead (`_solver.py`), O(d^2) a step: the selector then costs 2.3
-(227 columns) to 4.1 (403) times the order-R pipeline alone, against 3.9 and 3.7 for the
-independent pipelines (``benchmarks/results/selector.md``; at 403 columns the two are even
-within the noise of a shared machine). A stale factor per order over the shared
-statistics cannot do much better: the orders' squared widths add up to 2.4 times the highest
-order's (widths 1, 3, ..., 11 times l for r = 1..6), so their CG steps alone cost 2.4 times
-the single pipeline's.
+**Wide orders.** A pipeline of 112 columns or more (``_solver.STALE_MIN_DIM``; for the
+per-class systems of reweighted multiclass, `SystemSolver.class_threshold`) does not factorise
+at every step: it runs conjugate
+gradients preconditioned by a stale explicit inverse, O(d^2) a step. Grouped, order r's
+statistics are the leading 1 + d_r columns of the shared buffer: a `ClassStatistics` view that
+differs from the model's only in its width (`_view`). So every order that wide can be solved by
+its pipeline's OWN solver (a `SystemSolver` per order, told of every sample as the pipeline's
+NRRLS tells its own): the same stale factor, stopping tests, refreshes and fallbacks, hence the
+same exactness. The orders narrower than that, and the wider ones that the cost model of
+`_direct_orders` finds cheaper so, are solved directly from one factorisation of the largest of
+their blocks, as above. Both ways are exact; the split only moves the cost.
+
+What was tried and measured before this (one BLAS thread, 403 columns; CPU microseconds):
+
+- One stale CHOLESKY factor for all orders (its leading blocks nest, where an explicit
+  inverse's do not), the samples since its factorisation in a Woodbury queue: applying it is a
+  forward and a back substitution (dtrsv, 9.2 us each) where the pipeline's explicit inverse
+  is one symmetric product in single precision (ssymv, 4.8 us), so every CG iteration of every
+  order would cost about four times the pipeline's preconditioner, before the Woodbury
+  correction. The explicit inverses per order (the pipelines' solvers) are cheaper.
+- The orders' CG iterations as one block (zero-padded columns): a symmetric product with 4
+  right-hand sides (dsymm) costs 74 us against 4 x 8.7 us for dsymv on the whole matrix (and
+  less on the leading blocks), a triangular solve with 4 columns (dtrsm) 39 us against 4 x 9.2
+  us, and numpy's row-wise products and updates of a (4, d) block about 1.5 us each against 0.1
+  to 0.2 us for a ddot or daxpy per order: a block iteration costs more than the sequential
+  ones (and each order's CG is now one compiled call, ``_kernels.pyx``'s
+  ``conjugate_gradients``).
+
+**Cost** (``benchmarks/results/selector.md``, mean aggregate, orders 1 to 6, per sample against
+the order-6 pipeline): 1.75 times at 8 inputs (95 columns: every order direct, as the pipeline
+is), 1.97 times at 20 (227 columns: a factorisation of 227 columns costs less than the stale
+solves of the orders of 145, 186 and 227 columns, so every order is direct) and 2.26 times at
+36 (403 columns: orders 1 to 3 direct, 184 columns; orders 4 to 6 on their stale factors).
+At 36 inputs the selector's 606 us a sample split into 107 for the direct block, 80, 110 and
+159 for the stale solves of 257, 330 and 403 columns (each about what that order's pipeline
+spends) and 150 for the rest (expansion, statistics update, the orders' outputs and scores,
+telling three solvers of every sample), against 167 for the order-6 pipeline's stale solve and
+106 for its rest (CPU time on a shared machine, timing `SystemSolver.solve` and
+`NestedOrders._solve_narrow` in the benchmark's stream). The three stale solves cost
+2.1 times the pipeline's one: their squared widths add up to 1.84 times the widest's (each
+assembles its M_r, adds the sample to its P_r^-1 and runs some 4.9 CG iterations, all O(d_r^2)),
+and each has a cost that does not shrink with its width (about 26 us: the solver's bookkeeping
+in Python and its calls). So the target of 2 is out of reach this way: the rest and the direct
+block alone leave 2 x 273 - 150 - 107 = 289 us for three stale solves that need 349. Every split
+costs about the same there (2.24 and 2.25 times for 2 and 3 direct orders, 2.41 for 4; all six
+direct, 2.91); at 20 inputs every order direct is the cheapest (1.93, against 2.11 and 2.21 with
+one and two orders on stale factors).
 
 """
 
 from __future__ import annotations
 
+import math
 import typing
 
 import numpy as np
 from river import compose
 from scipy.linalg import lapack
 
-from ._solver import solve_spd
+from . import _native
+from ._checks import as_label
+from ._solver import Solver, pair_class_weights, solve_spd
+from ._stats import ClassStatistics, symmetrize_upper
 from ._threads import one_blas_thread
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
 __all__ = ["NestedOrders", "NestedSolution", "shares_statistics"]
 
+# The cost model of `_direct_orders` (units: one entry of an s x s stale-factor solve's work)
+FACTOR_RATE = 83.0  # a Cholesky factorisation of s columns costs s^3 / FACTOR_RATE
+STALE_OVERHEAD = 32_000.0  # a stale-factor solve of s columns costs s^2 + STALE_OVERHEAD
+ONE_CALL_MAX_WIDTH = 128  # narrower, one back substitution with the whole factor for every
+# order costs less than one call per order on its leading block (wider, the wasted work costs
+# more than the calls)
 _PLAIN = frozenset((float, int))  # value types whose equality means an equal expansion
 
 
@@ -69,11 +120,14 @@ class NestedSolution(typing.NamedTuple):
 
     labels: tuple  # the classes, in the statistics' order
     weights: np.ndarray  # (n_orders * n_classes, width): row q * C + k is orders[q]'s class k
-    columns: np.ndarray  # the dense column of every weight column (grouped by order)
+    columns: slice  # the dense columns of the weight columns (grouped by order: all of them)
 
 
 class NestedOrders:
     """One `NRRLS` of the highest order whose statistics serve every order.
+
+    The model's dense columns are kept grouped by order (`_regroup`, whenever features come),
+    so that every order's columns are the leading ones: ``column_orders`` is nondecreasing.
 
     Parameters
     ----------
@@ -91,18 +145,44 @@ class NestedOrders:
         self.extenders = {order: extender.clone({"degree": order}) for order in orders}
         self.top = self.extenders[orders[-1]]
         self.model = classifier.clone()  # the highest order's NR-RLS
-        # the order of every dense column of the model's index (column 0, the constant: 0)
+        # the order of every dense column of the model's index (column 0, the constant: 0),
+        # nondecreasing: the columns are grouped by order (`_regroup`)
         self.column_orders = np.zeros(1, dtype=np.intp)
-        self._layout: tuple | None = None  # (grouped system columns, sizes, gather index)
+        # the features in the order they came: an independent pipeline's own column order
+        self.arrival: list = []
+        # the pipeline's solver of every order wide enough for its stale factor (by position
+        # in ``orders``), each solving its order's leading block of the shared statistics (not
+        # pickled, see __getstate__)
+        self.solvers: dict[int, Solver] = {}
+        self._views: dict[int, ClassStatistics] = {}  # their statistics (see `_view`)
+        self._sizes: list[int] | None = None  # every order's width (see `sizes`)
+        self._split: tuple | None = None  # the last `_direct_orders` (key, result)
         self.solution: NestedSolution | None = None  # cached until the statistics change
         self._last: tuple | None = None  # the last x's items and its expansion (see expand)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["_layout"] = None  # derived from column_orders
+        # The orders' solvers hold what the statistics determine (a stale factor and a queue:
+        # a cache, like the solution), so a pickle is the same whatever they went through; a
+        # model loaded from it solves directly first, then builds their factors again.
+        state["solvers"] = {}
+        state["_views"] = {}  # views of the statistics
+        state["_sizes"] = None  # derived from column_orders
+        state["_split"] = None
         state["solution"] = None  # derived from the statistics
         state["_last"] = None
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("solvers", {})
+        self.__dict__.setdefault("_views", {})
+        self.__dict__.setdefault("_sizes", None)
+        self.__dict__.setdefault("_split", None)
+        if "arrival" not in state:  # pickled before the columns were grouped
+            self.__dict__.pop("_layout", None)
+            self.arrival = list(self.model._index.features)
+            self._regroup()
 
     # ------------------------------------------------------------------------- encoding
 
@@ -134,19 +214,55 @@ class NestedOrders:
     # ------------------------------------------------------------------------- learning
 
     def learn(self, expanded: dict, layout: typing.Any, y: typing.Hashable, weight: float):
-        """Let the highest order learn an expanded sample; record the new columns' orders."""
-        index = self.model._index
+        """Let the highest order learn an expanded sample; group the new columns by order;
+        tell the orders' solvers of the sample (as each pipeline's NRRLS tells its own)."""
+        model = self.model
+        index = model._index
         known = len(index.features)
+        # the sample over the current columns, before learning (copied: the index's encoding
+        # is read-only and refilled by the next sample)
+        vector = self.vector(expanded).copy() if self.solvers else None
         if weight == 1.0:
-            self.model.learn_one(expanded, y)
+            model.learn_one(expanded, y)
         else:
-            self.model.learn_one(expanded, y, w=weight)
+            model.learn_one(expanded, y, w=weight)
         self.solution = None
-        if len(index.features) > known:
+        if len(index.features) > known:  # new columns: every solver refactors (new widths)
             orders = dict(zip(layout.names, layout.orders))
-            new = [orders[feature] for feature in index.features[known:]]
-            self.column_orders = np.concatenate((self.column_orders, np.asarray(new, np.intp)))
-            self._layout = None
+            new = index.features[known:]
+            self.arrival.extend(new)
+            new_orders = np.asarray([orders[feature] for feature in new], np.intp)
+            self.column_orders = np.concatenate((self.column_orders, new_orders))
+            self._regroup()
+        elif vector is not None:
+            stats = model._stats
+            slot = stats.slot[as_label(y)]
+            sizes, first = self.sizes(), self.first
+            for q, solver in self.solvers.items():
+                solver.observe(stats, slot, vector[: first + sizes[q]], weight)
+
+    def _regroup(self) -> None:
+        """Renumber the model's columns grouped by order (then in their present order), the
+        statistics with them: every order's columns become the leading ones."""
+        order = np.argsort(self.column_orders, kind="stable")  # column 0 (order 0) stays first
+        self._sizes = None
+        for solver in self.solvers.values():
+            solver.invalidate()
+        if (order == np.arange(len(order))).all():
+            return
+        model = self.model
+        stats = model._stats
+        if stats.n_classes:
+            data = stats.data
+            grouped = np.empty_like(data, order="F")
+            for c in range(stats.n_classes):  # upper triangles authoritative: symmetrise first
+                grouped[:, :, c] = symmetrize_upper(data[:, :, c])[np.ix_(order, order)]
+            stats.assign(grouped)
+        features = model._index.features
+        model._index.reorder([features[j - 1] for j in order[1:].tolist()])
+        self.column_orders = self.column_orders[order]
+        model._solver.invalidate(stats)
+        model._solution = None
 
     # -------------------------------------------------------------------------- solving
 
@@ -154,117 +270,197 @@ class NestedOrders:
     def first(self) -> int:
         return 0 if self.model.intercept else 1
 
-    def layout(self) -> tuple[np.ndarray, list[int]]:
-        """System columns grouped by order, and every order's width.
+    def sizes(self) -> list[int]:
+        """Every order's number of system columns: its leading block of the model's."""
+        if self._sizes is None:
+            ordered = self.column_orders[self.first :]
+            self._sizes = np.searchsorted(ordered, self.orders, side="right").tolist()
+        return self._sizes
 
-        ``grouped[i]`` is the system column (dense column minus ``first``) at grouped position
-        i; ``sizes[q]`` the number of columns of ``orders[q]`` (a leading block).
-
-        """
-        if self._layout is None:
-            column_orders = self.column_orders[self.first :]
-            grouped = np.argsort(column_orders, kind="stable")  # by order, then index position
-            ordered = column_orders[grouped]
-            sizes = np.searchsorted(ordered, self.orders, side="right").tolist()
-            self._layout = (grouped, sizes, {})
-        return self._layout[:2]
-
-    def gather(self, lead: int, offset: int) -> np.ndarray:
-        """Flat (column-major, leading dimension ``lead``) positions of the grouped M's
-        entries in a square whose system column j is at ``offset + j``: always the entry of
-        M's upper triangle (the authoritative one), so the grouped M is fully symmetric."""
-        self.layout()
-        grouped, _, cache = self._layout
-        index = cache.get((lead, offset))
-        if index is None:
-            low = np.minimum.outer(grouped, grouped) + offset
-            high = np.maximum.outer(grouped, grouped) + offset
-            index = cache[lead, offset] = (low + high * lead).ravel(order="F")
-        return index
+    def _stale_width(self, stats: ClassStatistics) -> int:
+        """The width from which a pipeline's solver may take its stale factor (shared system,
+        or one per class: reweighted multiclass)."""
+        solver = self.model._solver
+        if stats.systems_share_matrix(bool(self.model.reweight)):
+            return solver.stale_min_dim
+        return solver.class_threshold()
 
     def solve(self) -> NestedSolution:
-        """Every order's weights from the statistics (cached until they change)."""
+        """Every order's weights from the statistics (cached until they change).
+
+        The orders narrower than the pipelines' stale-factor width are solved directly from ONE
+        factorisation of the largest of their blocks (`_solve_nested`); each wider order by its
+        pipeline's own solver (its stale factor, `river_nrrls._solver.SystemSolver`) on its
+        leading block of the statistics.
+
+        """
         if self.solution is not None:
             return self.solution
         model = self.model
         stats = model._stats
         labels, dim, first = tuple(stats.labels), stats.dim, self.first
-        grouped = self.layout()[0]
+        sizes = self.sizes()
         n_classes = len(labels)
-        weights = np.zeros((len(self.orders) * n_classes, len(grouped)), order="F")
+        weights = np.zeros((len(self.orders) * n_classes, dim - first), order="F")
         if n_classes and dim > first:
-            reweight = bool(model.reweight)
+            narrow = self._direct_orders(stats)  # the leading orders
             with one_blas_thread(dim):
-                if stats.systems_share_matrix(reweight):
-                    mix = self._mix(stats)
-                    # M = sum_j mix_j A^j over the whole buffer (column-major), gathered below
-                    combined = stats.stacked() @ mix[0]
-                    rhs = stats.sums(first) @ mix[1:].T  # r_k = sum_j mix[1 + k, j] s^j
-                    gather = self.gather(stats.buffer.shape[0], first)
-                    self._solve_nested(combined, gather, rhs, weights, 0, True)
-                else:  # reweighted multiclass: every class's own M_k, each serving every order
-                    matrix_mix, rhs_mix = stats.mixing(reweight, model.tau, model.eta)
-                    rhs = rhs_mix @ stats.sums(first).T  # r_k, one row per class
-                    matrices = stats.one_vs_rest_matrices(matrix_mix, model.l2, first)
-                    gather = self.gather(dim - first, 0)
-                    for k, matrix in enumerate(matrices):
-                        square = np.asfortranarray(matrix).ravel(order="F")
-                        self._solve_nested(square, gather, rhs[k][:, None], weights, k, False)
-        self.solution = NestedSolution(labels, weights, grouped + first)
+                if narrow:
+                    self._solve_narrow(stats, sizes[:narrow], weights)
+                for q in range(narrow, len(sizes)):
+                    size = sizes[q]
+                    solution = self._solver_of(q).solve(self._view(q, first + size))
+                    weights[q * n_classes : (q + 1) * n_classes, :size] = solution[:, first:]
+            for q in [q for q in self.solvers if q < narrow]:  # no longer wide: let go
+                del self.solvers[q]
+        self.solution = NestedSolution(labels, weights, slice(first, dim))
         return self.solution
+
+    def _direct_orders(self, stats: ClassStatistics) -> int:
+        """How many of the leading orders to solve directly (`_direct_orders`, cached)."""
+        key = (self.sizes(), self._stale_width(stats), FACTOR_RATE, STALE_OVERHEAD)
+        cached = self._split
+        if cached is None or cached[0] != key:
+            cached = self._split = (key, _direct_orders(*key[:2]))
+        return cached[1]
+
+    def _solver_of(self, q: int) -> Solver:
+        """orders[q]'s solver: the one its pipeline's NRRLS would hold."""
+        solver = self.solvers.get(q)
+        if solver is None:
+            template = self.model._solver
+            solver = self.solvers[q] = self.model._new_solver()
+            solver.stale_min_dim = template.stale_min_dim
+            solver.class_stale_min_dim = template.class_stale_min_dim
+        return solver
+
+    def _view(self, q: int, dim: int) -> ClassStatistics:
+        """The statistics of orders[q]: the model's, read over their leading ``dim`` columns
+        (the same buffer; only the width differs)."""
+        view = self._views.get(q)
+        if view is None:
+            view = self._views[q] = ClassStatistics.__new__(ClassStatistics)
+        workspace = view.__dict__.get("_workspace")  # its own (it depends on the width)
+        view.__dict__.update(self.model._stats.__dict__)
+        view._dim = dim
+        view._workspace = workspace
+        return view
+
+    def _solve_narrow(self, stats: ClassStatistics, sizes: list[int], weights) -> None:
+        """The narrow orders (``sizes``, the leading ones) from one factorisation of the
+        largest block of each system."""
+        model, first = self.model, self.first
+        width = sizes[-1]
+        end = first + width
+        reweight = bool(model.reweight)
+        if stats.n_classes == 2 and _native.pair_matrix is not None:
+            (w_0, w_1), mix = self._pair_mix(stats)
+            # M = w_0 A^0 + w_1 A^1 + b I over the block's columns, upper triangle (compiled)
+            system = np.empty((width, width), order="F")
+            _native.pair_matrix(stats.buffer, end, first, w_0, w_1, model.l2, system)
+            if model.tau == 0.0:  # r_1 = -r_0: one right-hand side, w_1 = -w_0
+                rhs = stats.sums(first)[:width] @ mix[0]  # r_0 = sum_j mix[0, j] s^j
+                self._solve_nested(system, rhs[:, None], weights, sizes, 0, opposite=True)
+                return
+            rhs = stats.sums(first)[:width] @ mix.T  # r_k = sum_j mix[k, j] s^j
+            self._solve_nested(system, rhs, weights, sizes, 0)
+        elif stats.systems_share_matrix(reweight):
+            mix = self._mix(stats)
+            # M = sum_j mix_j A^j over the block's columns (column-major), + b I
+            capacity = stats.buffer.shape[0]
+            combined = stats.stacked()[: end * capacity] @ mix[0]
+            system = np.array(combined.reshape(capacity, end, order="F")[first:end, first:])
+            system.ravel(order="F")[:: width + 1] += model.l2  # + b I (l2 is the paper's b)
+            rhs = stats.sums(first)[:width] @ mix[1:].T  # r_k = sum_j mix[1 + k, j] s^j
+            self._solve_nested(system, rhs, weights, sizes, 0)
+        else:  # reweighted multiclass: every class's own M_k, each serving every order
+            matrix_mix, rhs_mix = stats.mixing(reweight, model.tau, model.eta)
+            rhs = rhs_mix @ stats.sums(first)[:width].T  # r_k, one row per class
+            matrices = stats.one_vs_rest_matrices(matrix_mix, model.l2, first)
+            for k, matrix in enumerate(matrices):
+                system = np.array(matrix[:width, :width], order="F")
+                self._solve_nested(system, rhs[k][:, None], weights, sizes, k)
 
     def _mix(self, stats) -> np.ndarray:
         """The shared system's coefficients: row 0 M's (sum_j mix_j A^j + b I), then r_k's."""
+        if stats.n_classes == 2:
+            pair, targets = self._pair_mix(stats)
+            return np.vstack((pair, targets))
         model = self.model
-        if stats.n_classes != 2:
-            matrix_mix, rhs_mix = stats.mixing(bool(model.reweight), model.tau, model.eta)
-            return np.vstack((matrix_mix[:1], rhs_mix))
-        # Two classes: w_k of one is w_rest of the other, so M = w_0 A^0 + w_1 A^1 + b I and
-        # r_0, r_1 need only the two w_k (stats.mixing builds the general C x C form, 4x the
-        # cost)
-        weights, _ = stats.class_weights(bool(model.reweight))  # 1/n^k (or 1, 0 if empty)
-        target_pos, target_rest = model.tau + model.eta, model.tau - model.eta
-        targets = np.array([[target_pos, target_rest], [target_rest, target_pos]])
-        return np.vstack((weights, targets * weights))  # M's, then r_0's and r_1's
+        matrix_mix, rhs_mix = stats.mixing(bool(model.reweight), model.tau, model.eta)
+        return np.vstack((matrix_mix[:1], rhs_mix))
 
-    def _solve_nested(self, square, gather, rhs, weights, first_class: int, add_ridge: bool):
-        """w_r = M_r^-1 r_r of every order for the columns of ``rhs`` (system order), M's
-        entries at ``square[gather]`` (see `gather`; ``add_ridge``: ``square`` lacks the b I
-        of M, as the combination of the whole buffer does). Row
-        ``q * n_classes + first_class + j`` of ``weights`` (grouped columns) gets order q's
-        solution for column j."""
-        grouped, sizes = self.layout()
-        width, l2 = len(grouped), self.model.l2
+    def _pair_mix(self, stats) -> tuple[tuple[float, float], np.ndarray]:
+        """Two classes: (w_0, w_1) of M = w_0 A^0 + w_1 A^1 + b I, and r_0's and r_1's
+        coefficients (Python floats: stats.mixing's general C x C form costs several times
+        more)."""
+        model = self.model
+        w_0, w_1 = pair_class_weights(stats, bool(model.reweight))
+        target_pos, target_rest = model.tau + model.eta, model.tau - model.eta
+        targets = np.array(
+            [[target_pos * w_0, target_rest * w_1], [target_rest * w_0, target_pos * w_1]]
+        )
+        return (w_0, w_1), targets
+
+    def _solve_nested(
+        self, system, rhs, weights, sizes: list[int], first_class: int, opposite: bool = False
+    ) -> None:
+        """w_r = M_r^-1 r_r of the orders of ``sizes`` (the leading ones) for the columns of
+        ``rhs``, M (``system``) over the largest of them, upper triangle authoritative. Row
+        ``q * n_classes + first_class + j`` of ``weights`` gets order q's solution for column
+        j; with ``opposite`` (two classes, tau = 0: r_1 = -r_0) ``rhs`` is r_0 alone, and
+        class 1's row gets -w_0."""
+        l2 = self.model.l2
         n_classes, count = len(weights) // len(self.orders), rhs.shape[1]
-        system = square[gather].reshape(width, width, order="F")  # M_R, grouped by order
-        if add_ridge:
-            system.ravel(order="F")[:: width + 1] += l2  # + b I (l2 is the paper's b)
-        grouped_rhs = rhs[grouped]  # r_R, grouped by order
         # (a, lower, clean) by position: f2py parses a keyword for ~0.4 us
         factor, info = lapack.dpotrf(system, 0, 0)  # M_R = U^T U
         if info != 0 or l2 <= 1e-200:
-            self._solve_fallbacks(system, factor, info, grouped_rhs, weights, first_class)
+            if opposite:
+                rhs = np.hstack((rhs, -rhs))
+            self._solve_fallbacks(system, factor, info, rhs, weights, sizes, first_class)
             return
+        width = len(factor)
         # U^T y = r_R: ONE forward substitution serves every order (y_r is the leading part)
-        reduced, _ = lapack.dtrtrs(factor, grouped_rhs, 0, 1)  # (a, b, lower, trans)
-        # U_r w_r = y_r for every order in ONE back substitution with the whole U: the
-        # right-hand side [y_r; 0] gives [w_r; 0] (U is upper triangular: the zero tail solves
-        # to zero and leaves U_r w_r = y_r), with no copy of any block U_r.
+        reduced, _ = lapack.dtrtrs(factor, rhs, 0, 1)  # (a, b, lower, trans)
+        rows = len(sizes) * n_classes
+        if width >= ONE_CALL_MAX_WIDTH:
+            for q, size in enumerate(sizes):
+                if size == 0:
+                    continue
+                # U_r w_r = y_r on the leading block U_r of the factor, read in place: its first
+                # ``size`` columns (contiguous), lda = width (a, b, lower, trans, unitdiag, lda,
+                # overwrite_b)
+                solution, _ = lapack.dtrtrs(factor[:, :size], reduced[:size], 0, 0, 0, width, 0)
+                start = q * n_classes + first_class
+                if opposite:  # w_0, and w_1 = -w_0 (exact)
+                    weights[start, :size] = solution[:, 0]
+                    np.negative(solution[:, 0], out=weights[start + 1, :size])
+                elif count == n_classes:
+                    weights[start : start + count, :size] = solution.T
+                else:
+                    weights[start, :size] = solution[:, 0]
+            return
+        # Narrow: every order in ONE back substitution with the whole U: the right-hand side
+        # [y_r; 0] gives [w_r; 0] (U is upper triangular: the zero tail solves to zero and
+        # leaves U_r w_r = y_r), with no copy of any block U_r.
         padded = np.zeros((width, len(sizes) * count), order="F")
         for q, size in enumerate(sizes):
             padded[:size, q * count : (q + 1) * count] = reduced[:size]
         solutions, _ = lapack.dtrtrs(factor, padded, 0, 0, 0, width, 1)  # overwrite_b
-        if count == n_classes:  # every class at once: the rows are already in place
-            weights[:] = solutions.T
+        if opposite:  # w_0 of every order, and w_1 = -w_0 (exact)
+            weights[0:rows:2, :width] = solutions.T
+            np.negative(solutions.T, out=weights[1:rows:2, :width])
+        elif count == n_classes:  # every class at once: the rows are already in place
+            weights[:rows, :width] = solutions.T
         else:
-            weights[first_class::n_classes] = solutions.T
+            weights[first_class:rows:n_classes, :width] = solutions.T
 
-    def _solve_fallbacks(self, system, factor, info, grouped_rhs, weights, first_class) -> None:
+    def _solve_fallbacks(self, system, factor, info, rhs, weights, sizes, first_class) -> None:
         """`_solve_nested` when M_R is not definite in floating point (``info`` > 0), or
         l2 = 0 (a solution may then overflow): the orders whose leading block is definite are
         solved from its factor, the others as their pipelines would (`solve_spd`)."""
-        sizes, width, l2 = self.layout()[1], len(system), self.model.l2
-        n_classes, count = len(weights) // len(self.orders), grouped_rhs.shape[1]
+        width, l2 = len(system), self.model.l2
+        n_classes, count = len(weights) // len(self.orders), rhs.shape[1]
         valid = width if info == 0 else info - 1  # the leading minors known to be definite
         usable = [size for size in sizes if 0 < size <= valid]
         if usable and info != 0:  # refactor the largest definite leading block
@@ -273,9 +469,7 @@ class NestedOrders:
                 usable = []
         if usable:
             largest = usable[-1]  # U^T y = r over the largest definite block
-            reduced, _ = lapack.dtrtrs(
-                factor[:largest, :largest], grouped_rhs[:largest], lower=0, trans=1
-            )
+            reduced, _ = lapack.dtrtrs(factor[:largest, :largest], rhs[:largest], lower=0, trans=1)
         for q, size in enumerate(sizes):
             if size == 0:
                 continue
@@ -286,7 +480,7 @@ class NestedOrders:
                 if l2 <= 1e-200 and not np.isfinite(solution).all():
                     solution = None
             if solution is None:  # not definite in floating point: the pipeline's fallbacks
-                solution = solve_spd(system[:size, :size], grouped_rhs[:size], l2)
+                solution = solve_spd(system[:size, :size], rhs[:size], l2)
             start = q * n_classes + first_class
             weights[start : start + count, :size] = solution.T
 
@@ -322,21 +516,46 @@ class NestedOrders:
         ready to predict and to go on learning on its own."""
         top = self.model
         model = top.clone()
-        features = [
-            feature
-            for feature, column_order in zip(top._index.features, self.column_orders[1:].tolist())
-            if column_order <= order
-        ]
-        columns = np.array([0] + [top._index.position[f] for f in features], dtype=np.intp)
-        model._index.add(features)  # in the shared index's order: the pipeline's own order
+        position = top._index.position
+        column_orders = self.column_orders.tolist()
+        # in the order the features came: the pipeline's own order
+        features = [f for f in self.arrival if column_orders[position[f]] <= order]
+        columns = np.array([0] + [position[f] for f in features], dtype=np.intp)
+        model._index.add(features)
         stats = model._stats
         stats.grow(len(columns))
         for label in top._stats.labels:
             stats.add_class(label)
         if len(top._stats.labels):
-            # increasing columns: the upper triangle stays the upper triangle
-            stats.assign(top._stats.data[np.ix_(columns, columns)])
+            data = top._stats.data
+            blocks = np.empty((len(columns), len(columns), data.shape[2]), order="F")
+            for c in range(data.shape[2]):  # upper triangles authoritative: symmetrise first
+                blocks[:, :, c] = symmetrize_upper(data[:, :, c])[np.ix_(columns, columns)]
+            stats.assign(blocks)
         return compose.Pipeline(self.extenders[order].clone(), model)
+
+
+def _direct_orders(sizes: list[int], stale_width: int) -> int:
+    """How many of the leading orders (``sizes``: their widths, increasing) to solve directly,
+    from one factorisation of the largest of their blocks; the others each by their own stale
+    factor. The orders narrower than ``stale_width`` always go direct, as their pipelines'
+    solves do; of the rest, the split with the least estimated cost (ties: more direct).
+
+    Both ways are exact; only the cost differs. A factorisation of s columns costs about
+    s^3 / `FACTOR_RATE`, a stale-factor solve about s^2 + `STALE_OVERHEAD` (its O(s^2) steps
+    and its fixed cost, in the same unit), fitted to the per-order costs measured on the
+    machine of ``benchmarks/results/selector.md`` (with the compiled CG; the Python CG's give
+    the same splits at 8, 20 and 36 inputs).
+
+    """
+    least = sum(size < stale_width for size in sizes)
+    best, best_cost = len(sizes), math.inf
+    for split in range(len(sizes), least - 1, -1):
+        cost = sizes[split - 1] ** 3 / FACTOR_RATE if split else 0.0
+        cost += sum(size * size + STALE_OVERHEAD for size in sizes[split:])
+        if cost < best_cost:
+            best, best_cost = split, cost
+    return best
 
 
 def label_of(labels: tuple, outputs: np.ndarray) -> typing.Hashable:

@@ -42,7 +42,14 @@ from . import _native
 from ._stats import ClassStatistics, symmetrize_upper
 from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
 
-__all__ = ["InverseStep", "Solver", "SystemSolver", "inverse_step", "solve_spd"]
+__all__ = [
+    "InverseStep",
+    "Solver",
+    "SystemSolver",
+    "inverse_step",
+    "pair_class_weights",
+    "solve_spd",
+]
 
 STALE_MIN_DIM = 112  # below it the direct path is as fast or faster (benchmarks/speed.py)
 CLASS_STALE_MIN_DIM = 64  # the same for the per-class factors of reweighted multiclass, whose
@@ -106,6 +113,16 @@ def inverse_step(inverse: np.ndarray, x: np.ndarray, inverse_weight: float) -> I
     # P <- P - z z^T / c  (alpha, x, lower, incx, offx, n, a, overwrite_a): see `_dot`
     inverse = rank_one_update(-1.0 / denominator, product, 0, 1, 0, len(product), inverse, 1)
     return InverseStep(inverse, product, denominator)
+
+
+def pair_class_weights(stats: ClassStatistics, reweight: bool) -> tuple[float, float]:
+    """(w_0, w_1) of the two-class system M = w_0 A^0 + w_1 A^1 + b I (w_k of one class is
+    w_rest of the other), as Python floats: 1/n^k with reweighting, else 1; 0 for an empty
+    side."""
+    n_0, n_1 = stats.counts.tolist()
+    if reweight:
+        return (1.0 / n_0 if n_0 > 0 else 0.0, 1.0 / n_1 if n_1 > 0 else 0.0)  # 1/n^0, 1/n^1
+    return float(n_0 > 0), float(n_1 > 0)
 
 
 def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.ndarray:
@@ -426,12 +443,7 @@ class SystemSolver:
             kernel_failed = True  # not positive definite, or overflowing: solve_spd below
         if n_classes == 2:
             # Python scalars: the two-class hot path avoids most numpy calls.
-            n_0, n_1 = stats.counts.tolist()
-            if self.reweight:
-                w_0 = 1.0 / n_0 if n_0 > 0 else 0.0  # 1/n^0
-                w_1 = 1.0 / n_1 if n_1 > 0 else 0.0  # 1/n^1
-            else:
-                w_0, w_1 = float(n_0 > 0), float(n_1 > 0)  # an empty side gets 0
+            w_0, w_1 = pair_class_weights(stats, self.reweight)
             target_pos, target_rest = self.tau + self.eta, self.tau - self.eta
             opposite = self.tau == 0.0
             # Filled in place: item assignments cost a third of a new array. (Nothing keeps

@@ -131,17 +131,17 @@ class PolynomialOrderSelector(base.Classifier):
     (`PolynomialExtender.output_orders`), so with the columns grouped by order every order's
     TER system is a leading block of the highest order's, and one Cholesky factorisation of
     each system (one, or one per class for reweighted multiclass) gives every order's weights
-    by triangular solves. Every order predicts what an independent
+    by triangular solves; each order wide enough for a pipeline's stale-factor solver (112
+    columns) may instead be solved by that solver on its leading block of the statistics, O(d^2)
+    a step, whichever costs less. Every order predicts what an independent
     ``PolynomialExtender(degree=r) | NRRLS(...)`` would, on every sample (the weights agree to
-    rounding: the same systems, their columns in another order). The cost is about one
-    pipeline of the highest order with a direct solve at every step, O(d^3) for its d
-    columns: 2.05 times the order-6 pipeline at 8 inputs (95 columns), where that pipeline
-    solves directly too (the independent pipelines: 4.8 times); where it would use its
-    stale-factor solver (d >= 112, O(d^2) a step), 2.3 times at 20 inputs (independent: 3.9)
-    and 4.1 times at 36 (independent: 3.7; ``benchmarks/results/selector.md``). Any other
-    classifier (or
-    ``solver="woodbury"``) runs one independent pipeline per order, whose cost is that of all
-    the pipelines together.
+    rounding, or to the stale-factor solver's tolerance as the pipeline's: the same systems,
+    their columns in another order). With orders 1 to 6 the selector costs 1.75 times the
+    order-6 pipeline at 8 inputs (95 columns; the independent pipelines: 4.6 times), 1.97 at 20
+    (227 columns; independent: 4.1) and 2.26 at 36 (403 columns; independent: 3.4;
+    ``benchmarks/results/selector.md``, ``river_nrrls/_orders.py`` for where the time goes).
+    Any other classifier (or ``solver="woodbury"``) runs one independent pipeline per order,
+    whose cost is that of all the pipelines together.
 
     The selector's own prequential score is an honest estimate of the whole procedure; it is
     a little below the best order's score, which is known only in hindsight (0.002 to 0.027 of

@@ -99,6 +99,24 @@ def selector_order_prediction(selector, x, order):
     return classes[max(range(len(row)), key=row.__getitem__)]
 
 
+def _assert_outputs_match(selector, pipelines: dict, x: dict) -> None:
+    """Every order's outputs for ``x`` as its pipeline's (``pipelines``: by order), to RTOL."""
+    outputs, _ = _orders_outputs(selector, x)
+    for q, r in enumerate(selector._orders):
+        expected = pipelines[r]["NRRLS"].decision_one(
+            pipelines[r]["PolynomialExtender"].transform_one(x)
+        )
+        reference = np.array(list(expected.values()))
+        assert np.abs(outputs[q] - reference).max() <= RTOL * (1.0 + np.abs(reference).max())
+
+
+def _learn_together(selector, pipelines: dict, rows, labels) -> None:
+    for x, y in zip(rows, labels):
+        selector.learn_one(x, y)
+        for pipeline in pipelines.values():
+            pipeline.learn_one(x, y)
+
+
 MEAN3 = PolynomialExtender(aggregate="mean", n_features=3)
 
 
@@ -191,10 +209,7 @@ def test_materialised_pipelines_are_the_independent_ones():
     rows, labels = _stream(n_samples=80, classes=("a", "b", "c"))
     selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3)
     independent = {r: MEAN3.clone({"degree": r}) | NRRLS() for r in (1, 2, 3)}
-    for x, y in zip(rows[:60], labels[:60]):
-        selector.learn_one(x, y)
-        for pipeline in independent.values():
-            pipeline.learn_one(x, y)
+    _learn_together(selector, independent, rows[:60], labels[:60])
     materialised = selector.pipelines
     assert list(materialised) == [1, 2, 3]
     assert selector.best_model["NRRLS"].n_samples == independent[1]["NRRLS"].n_samples
@@ -390,3 +405,181 @@ def test_every_order_is_the_plain_numpy_batch_ter(classifier_params):
             )
             assert list(classes) == list(expected)
             assert np.abs(outputs[q] - list(expected.values())).max() <= tolerance
+
+
+# --------------------------------------------------------- orders on their own stale factors
+
+
+def _force_stale(selector, monkeypatch, width=10):
+    """Every order of ``width`` columns or more on its pipeline's stale-factor solver (the
+    widths where pipelines use it, 112 and 64, scaled down to a quick test; factorisations
+    made to look costly, so that the cost model sends every such order to its solver)."""
+    from river_nrrls import _orders
+
+    monkeypatch.setattr(_orders, "FACTOR_RATE", 1e-12)
+    for nested in selector._nested.values():
+        nested.model._solver.stale_min_dim = width
+        nested.model._solver.class_stale_min_dim = width
+
+
+def _stale_counters(selector) -> collections.Counter:
+    total = collections.Counter()
+    for nested in selector._nested.values():
+        for solver in nested.solvers.values():
+            total.update(solver.counters)
+    return total
+
+
+@pytest.mark.parametrize(
+    ("classifier", "classes", "emerging"),
+    [
+        (NRRLS(), (False, True), False),
+        (NRRLS(forgetting=0.99), (False, True), True),
+        (NRRLS(intercept=False, tau=0.3, eta=0.5), (False, True), True),
+        (NRRLS(reweight=False), ("a", "b", "c"), False),
+        (NRRLS(), ("a", "b", "c"), True),
+    ],
+    ids=["binary", "forgetting-emerging", "no-intercept-tau", "multiclass-shared", "per-class"],
+)
+def test_orders_on_stale_factors_predict_as_their_pipelines(
+    classifier, classes, emerging, monkeypatch
+):
+    """Long enough for refactorisations (class weights drift, CG slows down) and weighted:
+    every order's outputs and predictions as its independent pipeline's, while the wide
+    orders run their pipelines' stale-factor solver on their leading blocks."""
+    rows, labels = _stream(n_samples=420, classes=classes, seed=7, emerging=emerging)
+    weights = [(1.0, 0.5, 2.0, 1.0, 3.0)[i % 5] for i in range(len(rows))]
+    selector = PolynomialOrderSelector(orders=(1, 2, 3, 4), extender=MEAN3, classifier=classifier)
+    _force_stale(selector, monkeypatch)
+    _run_side_by_side(selector, rows, labels, weights)
+    counters = _stale_counters(selector)
+    (nested,) = selector._nested.values()
+    assert sorted(nested.solvers) == [1, 2, 3]  # orders 2, 3 and 4 (12+ columns)
+    assert counters["stale"] > 300 * 3 and counters["iterations"] > 0
+    assert counters["refactor"] > 3  # the factors were refreshed on the way
+
+
+def test_stale_factor_queue_overflow_and_blocks(monkeypatch):
+    """Block-prequential scoring solves once per block: the samples between solves wait in
+    the solvers' queues, and a block longer than a queue lets the factors go."""
+    rows, labels = _stream(n_samples=400, seed=8, emerging=False)
+    for block in (7, 60):  # within a queue (48 samples), beyond it
+        selector = PolynomialOrderSelector(orders=(1, 3, 4), extender=MEAN3, block=block)
+        _force_stale(selector, monkeypatch)
+        pipelines = {r: MEAN3.clone({"degree": r}) | NRRLS() for r in (1, 3, 4)}
+        chunk = 100  # samples between the checks' own solves
+        for start in range(0, len(rows), chunk):
+            _learn_together(selector, pipelines, rows[start : start + chunk], labels[start:])
+            _assert_outputs_match(selector, pipelines, rows[start])
+        counters = _stale_counters(selector)
+        if block == 7:
+            assert counters["stale"] > 0 and counters["direct"] <= 2
+        else:  # every block start found its factors let go: a direct solve
+            assert counters["direct"] >= 400 // 60 - 1
+
+
+def test_stale_factors_pickled_mid_stream_and_refused_calls(monkeypatch):
+    rows, labels = _stream(n_samples=260, seed=9, emerging=True)
+    selector = PolynomialOrderSelector(orders=(1, 2, 3, 4), extender=MEAN3)
+    _force_stale(selector, monkeypatch)
+    for x, y in zip(rows[:150], labels[:150]):
+        selector.predict_one(x)
+        selector.learn_one(x, y)
+    assert _stale_counters(selector)["stale"] > 0
+    before = pickle.dumps(selector)
+    with pytest.raises(ValueError, match="too large"):
+        selector.learn_one({**rows[150], "x1": 1e200}, labels[150])
+    assert pickle.dumps(selector) == before
+    copy = pickle.loads(before)
+    for x, y in zip(rows[150:], labels[150:]):
+        mine, classes = _orders_outputs(selector, x)
+        theirs, _ = _orders_outputs(copy, x)
+        assert np.abs(mine - theirs).max() <= RTOL * (1.0 + np.abs(mine).max())
+        for model in (selector, copy):
+            model.predict_one(x)
+            model.learn_one(x, y)
+    assert copy.best_order == selector.best_order
+    assert _stale_counters(copy)["stale"] > 0  # the copy's solvers built their factors again
+
+
+def test_columns_stay_grouped_by_order_as_features_emerge():
+    """The model's columns are renumbered grouped by order whenever features come, and the
+    materialised pipelines keep their own (arrival) order."""
+    rows, labels = _stream(n_samples=90, seed=3, emerging=True)
+    selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3)
+    for x, y in zip(rows, labels):
+        selector.learn_one(x, y)
+        (nested,) = selector._nested.values()
+        assert (np.diff(nested.column_orders) >= 0).all()
+    expected = {}
+    for x in rows:
+        expected.update(MEAN3.clone({"degree": 3}).output_orders(x))
+    features = nested.model._index.features
+    assert [expected[feature] for feature in features] == nested.column_orders[1:].tolist()
+    assert set(features) == set(expected) and features != list(expected)  # renumbered
+
+
+@pytest.mark.parametrize(
+    ("classifier", "classes"),
+    [
+        (NRRLS(), (False, True)),
+        (NRRLS(tau=0.3), (False, True)),
+        (NRRLS(), ("a", "b", "c")),
+        (NRRLS(reweight=False), ("a", "b", "c")),
+    ],
+    ids=["binary", "tau", "per-class", "multiclass-shared"],
+)
+def test_direct_orders_one_back_substitution_each(classifier, classes, monkeypatch):
+    """Wide direct blocks solve every order on its leading block of the factor, in place
+    (lda = the whole width), rather than in one call with the whole factor."""
+    from river_nrrls import _orders
+
+    monkeypatch.setattr(_orders, "ONE_CALL_MAX_WIDTH", 0)
+    rows, labels = _stream(n_samples=80, classes=classes, seed=11)
+    selector = PolynomialOrderSelector(orders=(1, 2, 4), extender=MEAN3, classifier=classifier)
+    _run_side_by_side(selector, rows, labels, [1.0 + (i % 3) for i in range(len(rows))])
+
+
+def test_cost_model_split_between_direct_and_stale_orders(monkeypatch):
+    from river_nrrls import _orders
+
+    sizes = [37, 111, 184, 257, 330, 403]  # orders 1 to 6 on 36 inputs
+    split = _orders._direct_orders(sizes, 112)
+    assert 2 <= split <= len(sizes)  # the orders narrower than 112 columns are always direct
+    assert _orders._direct_orders(sizes, 1000) == len(sizes)  # no order wide enough
+    monkeypatch.setattr(_orders, "FACTOR_RATE", 1e-12)  # factorisations priceless: all stale
+    assert _orders._direct_orders(sizes, 112) == 2
+    monkeypatch.setattr(_orders, "FACTOR_RATE", 1e12)  # factorisations free: all direct
+    assert _orders._direct_orders(sizes, 112) == len(sizes)
+
+
+def test_a_selector_pickled_with_ungrouped_columns_regroups_on_load():
+    """A pickle of a selector from before the columns were kept grouped (no ``arrival``)
+    is renumbered when loaded, and predicts as the independent pipelines."""
+    rows, labels = _stream(n_samples=70, seed=12)
+    selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3)
+    pipelines = {r: MEAN3.clone({"degree": r}) | NRRLS() for r in (1, 2, 3)}
+    _learn_together(selector, pipelines, rows[:50], labels[:50])
+    (nested,) = selector._nested.values()
+    model, stats = nested.model, nested.model._stats
+    # the old layout: the features in the order they came (interleaving the orders)
+    position = model._index.position
+    order = np.array([0] + [position[f] for f in nested.arrival])
+    data = stats.data
+    ungrouped = np.stack(
+        [_symmetric(data[:, :, c])[np.ix_(order, order)] for c in range(data.shape[2])], axis=2
+    )
+    stats.assign(ungrouped)
+    model._index.reorder(list(nested.arrival))
+    nested.column_orders = nested.column_orders[order]
+    assert (np.diff(nested.column_orders) < 0).any()
+    del nested.arrival
+    loaded = pickle.loads(pickle.dumps(selector))
+    assert (np.diff(loaded._nested[None].column_orders) >= 0).all()
+    for x in rows[50:]:
+        _assert_outputs_match(loaded, pipelines, x)
+
+
+def _symmetric(matrix):
+    upper = np.triu(matrix)
+    return upper + np.triu(upper, 1).T
