@@ -447,7 +447,8 @@ cdef struct _CGSettings:
 
 cdef struct _CGSpace:
     int n
-    const double *matrix  # M (n x n, upper triangle)
+    const double *matrix  # M (n x n, upper triangle), column-major ...
+    int lda  # ... of this column stride (>= n: the leading block of a wider matrix)
     const void *inverse  # P^-1 (n x n, upper triangle), double or single
     bint single
     const double *root  # D = sqrt(diag M)
@@ -467,6 +468,22 @@ cdef int _check_contiguous_vector(cnp.ndarray vector, str name) except -1:
     ):
         raise TypeError(f"{name} must be a contiguous float64 vector")
     return 0
+
+
+cdef Py_ssize_t _column_stride(cnp.ndarray matrix, Py_ssize_t height) except -1:
+    """The column stride, counted in entries, of a 2-dimensional float64 array whose columns
+    are contiguous (unit row stride, aligned, native byte order) and at least ``height`` apart:
+    a Fortran array or a leading block of one; or an error."""
+    if (
+        cnp.PyArray_TYPE(matrix) != cnp.NPY_DOUBLE
+        or cnp.PyArray_NDIM(matrix) != 2
+        or not cnp.PyArray_ISBEHAVED_RO(matrix)
+        or cnp.PyArray_STRIDES(matrix)[0] != <Py_ssize_t>sizeof(double)
+        or cnp.PyArray_STRIDES(matrix)[1] % <Py_ssize_t>sizeof(double) != 0
+        or cnp.PyArray_STRIDES(matrix)[1] // <Py_ssize_t>sizeof(double) < max(height, 1)
+    ):
+        raise TypeError("matrix must be a column-major float64 array (columns contiguous)")
+    return cnp.PyArray_STRIDES(matrix)[1] // <Py_ssize_t>sizeof(double)
 
 
 cdef inline double _norm(const double *vector, int n) noexcept nogil:
@@ -538,7 +555,7 @@ cdef int _cg(
     """Preconditioned CG on M w = r from ``weights`` (updated in place), step for step the
     Python ``_conjugate_gradients`` of river_nrrls/_solver.py (which documents the tests): 1
     when it converged, 0 when it did not in ``max_iterations``."""
-    cdef int n = space.n, one = 1, i, iteration
+    cdef int n = space.n, lda = space.lda, one = 1, i, iteration
     cdef char upper = b"U"
     cdef double minus_one = -1.0, plus_one = 1.0, zero = 0.0
     cdef double norm, new_norm, size, floor, bound, product, new_product, step, largest = 0.0
@@ -549,7 +566,7 @@ cdef int _cg(
     iterations[0] = 0
     for i in range(n):  # res = r - M w (r's entry i at i * rhs_step < n * rhs_step)
         residual[i] = rhs[<Py_ssize_t>i * rhs_step]
-    dsymv(&upper, &n, &minus_one, <double *>space.matrix, &n, weights, &one, &plus_one,
+    dsymv(&upper, &n, &minus_one, <double *>space.matrix, &lda, weights, &one, &plus_one,
           residual, &one)
     norm = _norm(residual, n)
     size = _norm(weights, n)
@@ -568,7 +585,7 @@ cdef int _cg(
         direction[i] = preconditioned[i]  # p = z
     product = ddot(&n, residual, &one, preconditioned, &one)  # res . z
     for iteration in range(1, settings.max_iterations + 1):
-        dsymv(&upper, &n, &plus_one, <double *>space.matrix, &n, direction, &one, &zero, image,
+        dsymv(&upper, &n, &plus_one, <double *>space.matrix, &lda, direction, &one, &zero, image,
               &one)  # q = M p
         step = product / ddot(&n, direction, &one, image, &one)  # alpha
         daxpy(&n, &step, direction, &one, weights, &one)  # w += alpha p
@@ -606,14 +623,16 @@ def conjugate_gradients(
     backward, contraction, max_iterations, safe_low, safe_high)
 
     The stale-factor solver's preconditioned CG (river_nrrls/_solver.py's
-    ``_conjugate_gradients``, with its constants as arguments) on M w = r, M a square Fortran
-    float64 array (upper triangle), P^-1 (``inverse``) one of float64 or float32 (upper
+    ``_conjugate_gradients``, with its constants as arguments) on M w = r, M a square
+    column-major float64 array (upper triangle; its columns may be further apart than its
+    height: the leading block of a wider Fortran array), P^-1 (``inverse``) one of float64 or
+    float32 (upper
     triangle), r a float64 vector of any positive stride, w (updated in place) and
     D = sqrt(diag M) (``root``) contiguous float64 vectors. Returns
     ``(converged, iterations, refactor)``.
     """
-    _check_float_array(matrix, 2, False, "matrix")
-    cdef Py_ssize_t width = cnp.PyArray_DIMS(matrix)[0], i
+    cdef Py_ssize_t width = cnp.PyArray_DIMS(matrix)[0] if cnp.PyArray_NDIM(matrix) == 2 else 0
+    cdef Py_ssize_t lda = _column_stride(matrix, width)
     cdef int kind = cnp.PyArray_TYPE(inverse)
     if (
         (kind != cnp.NPY_DOUBLE and kind != cnp.NPY_FLOAT)
@@ -627,7 +646,7 @@ def conjugate_gradients(
     if not cnp.PyArray_ISWRITEABLE(weights):
         raise ValueError("weights must be writable")
     if (
-        cnp.PyArray_DIMS(matrix)[1] != width or width < 1 or width > INT_MAX
+        cnp.PyArray_DIMS(matrix)[1] != width or width < 1 or width > INT_MAX or lda > INT_MAX
         or cnp.PyArray_DIMS(inverse)[0] != width or cnp.PyArray_DIMS(inverse)[1] != width
         or cnp.PyArray_DIMS(rhs)[0] != width or cnp.PyArray_DIMS(weights)[0] != width
         or cnp.PyArray_DIMS(root)[0] != width
@@ -639,6 +658,7 @@ def conjugate_gradients(
     settings.safe_low, settings.safe_high = safe_low, safe_high
     cdef _CGSpace space
     space.n = <int>width
+    space.lda = <int>lda
     space.matrix = <const double *>cnp.PyArray_DATA(matrix)
     space.inverse = <const void *>cnp.PyArray_DATA(inverse)
     space.single = kind == cnp.NPY_FLOAT

@@ -102,7 +102,7 @@ __all__ = ["NestedOrders", "NestedSolution", "shares_statistics"]
 
 # The cost model of `_direct_orders` (units: one entry of an s x s stale-factor solve's work)
 FACTOR_RATE = 83.0  # a Cholesky factorisation of s columns costs s^3 / FACTOR_RATE
-STALE_OVERHEAD = 32_000.0  # a stale-factor solve of s columns costs s^2 + STALE_OVERHEAD
+STALE_OVERHEAD = 18_000.0  # a stale-factor solve of s columns costs s^2 + STALE_OVERHEAD
 ONE_CALL_MAX_WIDTH = 128  # narrower, one back substitution with the whole factor for every
 # order costs less than one call per order on its leading block (wider, the wasted work costs
 # more than the calls)
@@ -305,11 +305,16 @@ class NestedOrders:
         if n_classes and dim > first:
             narrow = self._direct_orders(stats)  # the leading orders
             with one_blas_thread(dim):
+                # Two classes with stale orders: M of the highest order assembled once, every
+                # other order's M (the narrow block's too) its leading block, read in place
+                top = self._pair_matrix(stats) if narrow < len(sizes) else None
                 if narrow:
-                    self._solve_narrow(stats, sizes[:narrow], weights)
+                    self._solve_narrow(stats, sizes[:narrow], weights, top)
                 for q in range(narrow, len(sizes)):
                     size = sizes[q]
-                    solution = self._solver_of(q).solve(self._view(q, first + size))
+                    view = self._view(q, first + size)
+                    block = None if top is None else top[:size, :size]
+                    solution = self._solver_of(q).solve(view, block)
                     weights[q * n_classes : (q + 1) * n_classes, :size] = solution[:, first:]
             for q in [q for q in self.solvers if q < narrow]:  # no longer wide: let go
                 del self.solvers[q]
@@ -346,18 +351,35 @@ class NestedOrders:
         view._workspace = workspace
         return view
 
-    def _solve_narrow(self, stats: ClassStatistics, sizes: list[int], weights) -> None:
+    def _pair_matrix(self, stats: ClassStatistics) -> np.ndarray | None:
+        """Two classes (compiled kernels): the highest order's M = w_0 A^0 + w_1 A^1 + b I,
+        upper triangle, Fortran order; else None."""
+        if stats.n_classes != 2 or _native.pair_matrix is None:
+            return None
+        (w_0, w_1), _ = self._pair_mix(stats)
+        width = stats.dim - self.first
+        matrix = np.empty((width, width), order="F")
+        _native.pair_matrix(stats.buffer, stats.dim, self.first, w_0, w_1, self.model.l2, matrix)
+        return matrix
+
+    def _solve_narrow(
+        self, stats: ClassStatistics, sizes: list[int], weights, top: np.ndarray | None = None
+    ) -> None:
         """The narrow orders (``sizes``, the leading ones) from one factorisation of the
-        largest block of each system."""
+        largest block of each system (``top``: the highest order's two-class M, whose leading
+        block it is, when already assembled)."""
         model, first = self.model, self.first
         width = sizes[-1]
         end = first + width
         reweight = bool(model.reweight)
         if stats.n_classes == 2 and _native.pair_matrix is not None:
             (w_0, w_1), mix = self._pair_mix(stats)
-            # M = w_0 A^0 + w_1 A^1 + b I over the block's columns, upper triangle (compiled)
-            system = np.empty((width, width), order="F")
-            _native.pair_matrix(stats.buffer, end, first, w_0, w_1, model.l2, system)
+            if top is not None:
+                system = top[:width, :width]  # a view: dpotrf copies it (overwrite_a = 0)
+            else:
+                # M = w_0 A^0 + w_1 A^1 + b I over the block's columns, upper triangle
+                system = np.empty((width, width), order="F")
+                _native.pair_matrix(stats.buffer, end, first, w_0, w_1, model.l2, system)
             if model.tau == 0.0:  # r_1 = -r_0: one right-hand side, w_1 = -w_0
                 rhs = stats.sums(first)[:width] @ mix[0]  # r_0 = sum_j mix[0, j] s^j
                 self._solve_nested(system, rhs[:, None], weights, sizes, 0, opposite=True)

@@ -392,19 +392,22 @@ class SystemSolver:
 
     # ------------------------------------------------------------------- solving
 
-    def solve(self, stats: ClassStatistics) -> np.ndarray:
+    def solve(self, stats: ClassStatistics, pair_matrix: np.ndarray | None = None) -> np.ndarray:
         """Weights of every class, one row each, ``stats.dim`` columns (0 before ``first``).
 
         From ``ONE_THREAD_MIN_DIM`` columns on, BLAS runs on one thread meanwhile (see
-        `river_nrrls._threads`).
+        `river_nrrls._threads`). ``pair_matrix``: with two classes, the two-class M of these
+        statistics (upper triangle, column-major, any column stride: the leading block of a
+        wider one) when the caller has it, which the stale-factor path then reads instead of
+        assembling its own (`PolynomialOrderSelector`'s orders share the highest one's).
 
         """
         if stats.dim < ONE_THREAD_MIN_DIM:
-            return self._solve(stats)
+            return self._solve(stats, pair_matrix)
         with one_blas_thread(stats.dim):
-            return self._solve(stats)
+            return self._solve(stats, pair_matrix)
 
-    def _solve(self, stats: ClassStatistics) -> np.ndarray:
+    def _solve(self, stats: ClassStatistics, pair_matrix: np.ndarray | None = None) -> np.ndarray:
         n_classes, first, dim = len(stats.labels), self.first, stats.dim
         if n_classes == 0 or dim == first:
             self.invalidate()
@@ -464,7 +467,10 @@ class SystemSolver:
         else:
             matrix_mix, rhs_mix = stats.mixing(self.reweight, self.tau, self.eta)
             mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
-        if stale_path and n_classes == 2 and _native.pair_matrix is not None:
+        if stale_path and n_classes == 2 and pair_matrix is not None:
+            matrix = pair_matrix  # the caller's M
+            rhs = stats.right_hand_sides_of(mix, first)
+        elif stale_path and n_classes == 2 and _native.pair_matrix is not None:
             # Only M's upper triangle, all that the stale path reads (symv, potrf, its
             # diagonal): half the bytes of the product with the stacked scatters
             matrix = np.empty((dim - first, dim - first), order="F")
@@ -624,7 +630,7 @@ class SystemSolver:
 
     def _iterate(self, matrix, rhs: np.ndarray, previous: np.ndarray, stale: _StaleFactor):
         """CG on M w = r for every column of ``rhs``, from ``previous``; None if one fails."""
-        root = np.sqrt(matrix.ravel(order="F")[:: len(matrix) + 1])  # D = sqrt(diag M)
+        root = np.sqrt(np.diagonal(matrix))  # D = sqrt(diag M)
         weights = np.empty_like(rhs)
         for j in range(rhs.shape[1]):
             solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale, root)
@@ -740,7 +746,12 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, root: np.nda
 
     """
     kernel = _native.conjugate_gradients
-    if kernel is not None and matrix.flags.f_contiguous and stale.inverse.flags.f_contiguous:
+    if (
+        kernel is not None
+        and matrix.strides[0] == 8  # column-major, columns contiguous (a leading block too)
+        and matrix.strides[1] >= 8 * len(matrix)
+        and stale.inverse.flags.f_contiguous
+    ):
         # The same iteration, whole, in one compiled call (``_kernels.pyx``)
         converged, stale.last_iterations, refactor = kernel(
             matrix,

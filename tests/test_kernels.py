@@ -934,3 +934,30 @@ def test_the_compiled_cg_refuses_bad_arguments():
     arguments[2] = frozen
     with pytest.raises(ValueError, match="writable"):
         _native.conjugate_gradients(*arguments)
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_compiled_cg_reads_a_leading_block_in_place(dtype):
+    """M given as the leading block of a wider Fortran array (its columns further apart than
+    its height, as `PolynomialOrderSelector` passes every order's M): the same answer as from
+    a contiguous copy."""
+    from river_nrrls import _solver
+
+    rng = np.random.default_rng(8)
+    matrix, stale, rhs, start, root = _cg_problem(rng, 30, dtype, 0.05)
+    wider = np.asfortranarray(rng.normal(size=(37, 37)))
+    wider[:30, :30] = matrix
+    block = wider[:30, :30]
+    assert not block.flags.f_contiguous and block.strides[0] == 8
+    copied = copy.deepcopy(stale)
+    from_block = _solver._conjugate_gradients(block, rhs, start.copy(), stale, root)
+    from_copy = _solver._conjugate_gradients(matrix, rhs, start.copy(), copied, root)
+    assert stale.last_iterations == copied.last_iterations > 0
+    np.testing.assert_allclose(from_block, from_copy, rtol=1e-13, atol=1e-15)
+    # a row-major block (rows contiguous) is refused by the kernel, and left to the Python CG
+    with pytest.raises(TypeError, match="column-major"):
+        _native.conjugate_gradients(
+            np.ascontiguousarray(wider)[:30, :30], rhs, start.copy(), stale.inverse, 1.0, root,
+            1e-9, 1e-15, 0.3, 8, 1e-20, 1e20,
+        )
