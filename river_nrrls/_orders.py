@@ -60,24 +60,28 @@ What was tried and measured before this (one BLAS thread, 403 columns; CPU micro
   ``conjugate_gradients``).
 
 **Cost** (``benchmarks/results/selector.md``, mean aggregate, orders 1 to 6, per sample against
-the order-6 pipeline): 1.75 times at 8 inputs (95 columns: every order direct, as the pipeline
-is), 1.97 times at 20 (227 columns: a factorisation of 227 columns costs less than the stale
-solves of the orders of 145, 186 and 227 columns, so every order is direct) and 2.26 times at
-36 (403 columns: orders 1 to 3 direct, 184 columns; orders 4 to 6 on their stale factors).
-At 36 inputs the selector's 606 us a sample split into 107 for the direct block, 80, 110 and
-159 for the stale solves of 257, 330 and 403 columns (each about what that order's pipeline
-spends) and 150 for the rest (expansion, statistics update, the orders' outputs and scores,
-telling three solvers of every sample), against 167 for the order-6 pipeline's stale solve and
-106 for its rest (CPU time on a shared machine, timing `SystemSolver.solve` and
-`NestedOrders._solve_narrow` in the benchmark's stream). The three stale solves cost
-2.1 times the pipeline's one: their squared widths add up to 1.84 times the widest's (each
-assembles its M_r, adds the sample to its P_r^-1 and runs some 4.9 CG iterations, all O(d_r^2)),
-and each has a cost that does not shrink with its width (about 26 us: the solver's bookkeeping
-in Python and its calls). So the target of 2 is out of reach this way: the rest and the direct
-block alone leave 2 x 273 - 150 - 107 = 289 us for three stale solves that need 349. Every split
-costs about the same there (2.24 and 2.25 times for 2 and 3 direct orders, 2.41 for 4; all six
-direct, 2.91); at 20 inputs every order direct is the cheapest (1.93, against 2.11 and 2.21 with
-one and two orders on stale factors).
+the order-6 pipeline): 1.71 times at 8 inputs (95 columns: every order direct, as the pipeline
+is), 1.91 times at 20 (227 columns: a factorisation of 227 columns costs less than the stale
+solves of the orders of 145, 186 and 227 columns, so every order is direct) and 2.12 times at
+36 (403 columns: orders 1 and 2 direct, 111 columns; orders 3 to 6 on their stale factors).
+With two classes the highest order's M is assembled once and every other order's M (the
+direct block's too) is its leading block, read in place (`SystemSolver.solve`'s
+``pair_matrix``; the compiled CG reads a column stride).
+
+Where the time goes at 36 inputs (CPU microseconds a sample, timing `SystemSolver.solve` and
+`NestedOrders._solve_narrow` in the benchmark's stream on a shared machine): the four stale
+solves of 184, 257, 330 and 403 columns take 50, 65, 92 and 133 (each about what that order's
+pipeline spends: the sample's Sherman-Morrison update of its P_r^-1 and some 4.5 CG iterations,
+O(d_r^2), plus about 10 of bookkeeping in Python and its calls), the direct block 53, the
+highest M's assembly 28 and the rest (expansion, statistics update, the orders' outputs and
+scores) about 130, against 170 for the order-6 pipeline's stale solve and 100 for its rest. The
+lower orders' solves are the gap: their squared widths add up to 1.3 times the widest's, and
+their CG iterations cannot be shared (each order's preconditioner is its own explicit inverse).
+Every split between direct and stale orders costs within a few per cent there (2.06 to 2.12
+times for 0 to 3 direct orders, 2.29 for 4); at 20 inputs every order direct is the cheapest
+(1.91, against 2.09 and 2.14 with one and two orders on stale factors). Warm starts
+extrapolated from the last two solutions did not lower the iterations (4.45 against 4.29 a
+solve on the order-6 pipeline's stream).
 
 """
 

@@ -136,9 +136,9 @@ class PolynomialOrderSelector(base.Classifier):
     a step, whichever costs less. Every order predicts what an independent
     ``PolynomialExtender(degree=r) | NRRLS(...)`` would, on every sample (the weights agree to
     rounding, or to the stale-factor solver's tolerance as the pipeline's: the same systems,
-    their columns in another order). With orders 1 to 6 the selector costs 1.75 times the
-    order-6 pipeline at 8 inputs (95 columns; the independent pipelines: 4.6 times), 1.97 at 20
-    (227 columns; independent: 4.1) and 2.26 at 36 (403 columns; independent: 3.4;
+    their columns in another order). With orders 1 to 6 the selector costs 1.71 times the
+    order-6 pipeline at 8 inputs (95 columns; the independent pipelines: 4.6 times), 1.91 at 20
+    (227 columns; independent: 3.9) and 2.12 at 36 (403 columns; independent: 3.5;
     ``benchmarks/results/selector.md``, ``river_nrrls/_orders.py`` for where the time goes).
     Any other classifier (or ``solver="woodbury"``) runs one independent pipeline per order,
     whose cost is that of all the pipelines together.
