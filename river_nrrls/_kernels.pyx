@@ -615,7 +615,7 @@ cdef int _cg(
 
 def conjugate_gradients(
     cnp.ndarray matrix not None, cnp.ndarray rhs not None, cnp.ndarray weights not None,
-    cnp.ndarray inverse not None, double inverse_scale, cnp.ndarray root not None,
+    cnp.ndarray inverse not None, double inverse_scale, object root,
     double tolerance, double backward, double contraction, int max_iterations,
     double safe_low, double safe_high,
 ):
@@ -626,13 +626,12 @@ def conjugate_gradients(
     ``_conjugate_gradients``, with its constants as arguments) on M w = r, M a square
     column-major float64 array (upper triangle; its columns may be further apart than its
     height: the leading block of a wider Fortran array), P^-1 (``inverse``) one of float64 or
-    float32 (upper
-    triangle), r a float64 vector of any positive stride, w (updated in place) and
-    D = sqrt(diag M) (``root``) contiguous float64 vectors. Returns
+    float32 (upper triangle), r a float64 vector of any positive stride, w (updated in place) and
+    D = sqrt(diag M) (``root``; None: computed here) contiguous float64 vectors. Returns
     ``(converged, iterations, refactor)``.
     """
     cdef Py_ssize_t width = cnp.PyArray_DIMS(matrix)[0] if cnp.PyArray_NDIM(matrix) == 2 else 0
-    cdef Py_ssize_t lda = _column_stride(matrix, width)
+    cdef Py_ssize_t lda = _column_stride(matrix, width), i
     cdef int kind = cnp.PyArray_TYPE(inverse)
     if (
         (kind != cnp.NPY_DOUBLE and kind != cnp.NPY_FLOAT)
@@ -642,14 +641,15 @@ def conjugate_gradients(
         raise TypeError("inverse must be a 2-dimensional Fortran-ordered float64 or float32 array")
     cdef int rhs_step = _increment(rhs, "rhs")
     _check_contiguous_vector(weights, "weights")
-    _check_contiguous_vector(root, "root")
+    if root is not None:
+        _check_contiguous_vector(root, "root")
     if not cnp.PyArray_ISWRITEABLE(weights):
         raise ValueError("weights must be writable")
     if (
         cnp.PyArray_DIMS(matrix)[1] != width or width < 1 or width > INT_MAX or lda > INT_MAX
         or cnp.PyArray_DIMS(inverse)[0] != width or cnp.PyArray_DIMS(inverse)[1] != width
         or cnp.PyArray_DIMS(rhs)[0] != width or cnp.PyArray_DIMS(weights)[0] != width
-        or cnp.PyArray_DIMS(root)[0] != width
+        or (root is not None and cnp.PyArray_DIMS(<cnp.ndarray>root)[0] != width)
     ):
         raise ValueError("conjugate_gradients: inconsistent shapes")
     cdef _CGSettings settings
@@ -662,10 +662,16 @@ def conjugate_gradients(
     space.matrix = <const double *>cnp.PyArray_DATA(matrix)
     space.inverse = <const void *>cnp.PyArray_DATA(inverse)
     space.single = kind == cnp.NPY_FLOAT
-    space.root = <const double *>cnp.PyArray_DATA(root)
-    cdef double *block = <double *>PyMem_Malloc(5 * <size_t>width * sizeof(double))
+    cdef double *block = <double *>PyMem_Malloc(6 * <size_t>width * sizeof(double))
     if block == NULL:
         raise MemoryError()
+    cdef double *diagonal_root = block + 5 * width
+    if root is None:  # D = sqrt(diag M): entry i of M's diagonal at i (1 + lda) < n lda
+        for i in range(width):
+            diagonal_root[i] = sqrt(space.matrix[i * (1 + lda)])
+        space.root = diagonal_root
+    else:
+        space.root = <const double *>cnp.PyArray_DATA(<cnp.ndarray>root)
     space.residual = block
     space.direction = block + width
     space.image = block + 2 * width

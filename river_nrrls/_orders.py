@@ -96,7 +96,7 @@ from scipy.linalg import lapack
 
 from . import _native
 from ._checks import as_label
-from ._solver import Solver, pair_class_weights, solve_spd
+from ._solver import PairSystem, Solver, pair_class_weights, solve_spd
 from ._stats import ClassStatistics, symmetrize_upper
 from ._threads import one_blas_thread
 from .nrrls import NRRLS
@@ -309,16 +309,16 @@ class NestedOrders:
         if n_classes and dim > first:
             narrow = self._direct_orders(stats)  # the leading orders
             with one_blas_thread(dim):
-                # Two classes with stale orders: M of the highest order assembled once, every
-                # other order's M (the narrow block's too) its leading block, read in place
-                top = self._pair_matrix(stats) if narrow < len(sizes) else None
+                # Two classes with stale orders: M and r of the highest order assembled once,
+                # every other order's (the narrow block's too) their leading blocks, in place
+                top = self._pair_system(stats) if narrow < len(sizes) else None
                 if narrow:
                     self._solve_narrow(stats, sizes[:narrow], weights, top)
                 for q in range(narrow, len(sizes)):
                     size = sizes[q]
                     view = self._view(q, first + size)
-                    block = None if top is None else top[:size, :size]
-                    solution = self._solver_of(q).solve(view, block)
+                    given = None if top is None else PairSystem(top[0][:size, :size], top[1][:size])
+                    solution = self._solver_of(q).solve(view, given)
                     weights[q * n_classes : (q + 1) * n_classes, :size] = solution[:, first:]
             for q in [q for q in self.solvers if q < narrow]:  # no longer wide: let go
                 del self.solvers[q]
@@ -355,35 +355,38 @@ class NestedOrders:
         view._workspace = workspace
         return view
 
-    def _pair_matrix(self, stats: ClassStatistics) -> np.ndarray | None:
-        """Two classes (compiled kernels): the highest order's M = w_0 A^0 + w_1 A^1 + b I,
-        upper triangle, Fortran order; else None."""
+    def _pair_system(self, stats: ClassStatistics) -> PairSystem | None:
+        """Two classes (compiled kernels): the highest order's M = w_0 A^0 + w_1 A^1 + b I
+        (upper triangle, Fortran order) and r_0 (and r_1 unless tau = 0), as its pipeline's
+        solver assembles them; else None."""
         if stats.n_classes != 2 or _native.pair_matrix is None:
             return None
-        (w_0, w_1), _ = self._pair_mix(stats)
+        (w_0, w_1), mix = self._pair_mix(stats)
         width = stats.dim - self.first
         matrix = np.empty((width, width), order="F")
         _native.pair_matrix(stats.buffer, stats.dim, self.first, w_0, w_1, self.model.l2, matrix)
-        return matrix
+        targets = mix[:1] if self.model.tau == 0.0 else mix  # r_1 = -r_0 when tau = 0
+        return PairSystem(matrix, stats.sums(self.first) @ targets.T)  # r_k = sum_j mix_kj s^j
 
     def _solve_narrow(
-        self, stats: ClassStatistics, sizes: list[int], weights, top: np.ndarray | None = None
+        self, stats: ClassStatistics, sizes: list[int], weights, top: PairSystem | None = None
     ) -> None:
         """The narrow orders (``sizes``, the leading ones) from one factorisation of the
-        largest block of each system (``top``: the highest order's two-class M, whose leading
-        block it is, when already assembled)."""
+        largest block of each system (``top``: the highest order's two-class system, whose
+        leading block it is, when already assembled)."""
         model, first = self.model, self.first
         width = sizes[-1]
         end = first + width
         reweight = bool(model.reweight)
-        if stats.n_classes == 2 and _native.pair_matrix is not None:
+        if top is not None:  # dpotrf copies the view (overwrite_a = 0)
+            system, rhs = top[0][:width, :width], top[1][:width]
+            opposite = model.tau == 0.0  # r_1 = -r_0: one right-hand side, w_1 = -w_0
+            self._solve_nested(system, rhs, weights, sizes, 0, opposite=opposite)
+        elif stats.n_classes == 2 and _native.pair_matrix is not None:
             (w_0, w_1), mix = self._pair_mix(stats)
-            if top is not None:
-                system = top[:width, :width]  # a view: dpotrf copies it (overwrite_a = 0)
-            else:
-                # M = w_0 A^0 + w_1 A^1 + b I over the block's columns, upper triangle
-                system = np.empty((width, width), order="F")
-                _native.pair_matrix(stats.buffer, end, first, w_0, w_1, model.l2, system)
+            # M = w_0 A^0 + w_1 A^1 + b I over the block's columns, upper triangle (compiled)
+            system = np.empty((width, width), order="F")
+            _native.pair_matrix(stats.buffer, end, first, w_0, w_1, model.l2, system)
             if model.tau == 0.0:  # r_1 = -r_0: one right-hand side, w_1 = -w_0
                 rhs = stats.sums(first)[:width] @ mix[0]  # r_0 = sum_j mix[0, j] s^j
                 self._solve_nested(system, rhs[:, None], weights, sizes, 0, opposite=True)

@@ -44,6 +44,7 @@ from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
 
 __all__ = [
     "InverseStep",
+    "PairSystem",
     "Solver",
     "SystemSolver",
     "inverse_step",
@@ -82,6 +83,15 @@ _KERNELS = {"d": (blas.dsymv, blas.dsyr, blas.ddot), "f": (blas.ssymv, blas.ssyr
 _SAFE_NORMS = (1e-20, 1e20)  # vectors of these norms keep every digit that matters in single
 # The per-step BLAS calls pass their arguments by position: f2py parses a keyword argument for
 # ~0.3-0.5 us, as much as a whole small call (``dsymv``'s default is the upper triangle).
+
+
+class PairSystem(typing.NamedTuple):
+    """A caller's two-class system for `SystemSolver.solve`: M (upper triangle, column-major,
+    any column stride: the leading block of a wider one) and the right-hand sides (columns: r_0,
+    then r_1 unless tau = 0), as the solver would assemble them from the statistics."""
+
+    matrix: np.ndarray
+    rhs: np.ndarray
 
 
 class InverseStep(typing.NamedTuple):
@@ -392,22 +402,21 @@ class SystemSolver:
 
     # ------------------------------------------------------------------- solving
 
-    def solve(self, stats: ClassStatistics, pair_matrix: np.ndarray | None = None) -> np.ndarray:
+    def solve(self, stats: ClassStatistics, given: PairSystem | None = None) -> np.ndarray:
         """Weights of every class, one row each, ``stats.dim`` columns (0 before ``first``).
 
         From ``ONE_THREAD_MIN_DIM`` columns on, BLAS runs on one thread meanwhile (see
-        `river_nrrls._threads`). ``pair_matrix``: with two classes, the two-class M of these
-        statistics (upper triangle, column-major, any column stride: the leading block of a
-        wider one) when the caller has it, which the stale-factor path then reads instead of
-        assembling its own (`PolynomialOrderSelector`'s orders share the highest one's).
+        `river_nrrls._threads`). ``given``: with two classes, the system of these statistics
+        when the caller has it (`PairSystem`), which the stale-factor path then reads instead
+        of assembling its own (`PolynomialOrderSelector`'s orders share the highest one's).
 
         """
         if stats.dim < ONE_THREAD_MIN_DIM:
-            return self._solve(stats, pair_matrix)
+            return self._solve(stats, given)
         with one_blas_thread(stats.dim):
-            return self._solve(stats, pair_matrix)
+            return self._solve(stats, given)
 
-    def _solve(self, stats: ClassStatistics, pair_matrix: np.ndarray | None = None) -> np.ndarray:
+    def _solve(self, stats: ClassStatistics, given: PairSystem | None = None) -> np.ndarray:
         n_classes, first, dim = len(stats.labels), self.first, stats.dim
         if n_classes == 0 or dim == first:
             self.invalidate()
@@ -467,9 +476,8 @@ class SystemSolver:
         else:
             matrix_mix, rhs_mix = stats.mixing(self.reweight, self.tau, self.eta)
             mix = np.vstack((matrix_mix[:1], rhs_mix))  # M's coefficients, then r_k's
-        if stale_path and n_classes == 2 and pair_matrix is not None:
-            matrix = pair_matrix  # the caller's M
-            rhs = stats.right_hand_sides_of(mix, first)
+        if stale_path and n_classes == 2 and given is not None:
+            matrix, rhs = given  # the caller's M and r
         elif stale_path and n_classes == 2 and _native.pair_matrix is not None:
             # Only M's upper triangle, all that the stale path reads (symv, potrf, its
             # diagonal): half the bytes of the product with the stacked scatters
@@ -630,10 +638,9 @@ class SystemSolver:
 
     def _iterate(self, matrix, rhs: np.ndarray, previous: np.ndarray, stale: _StaleFactor):
         """CG on M w = r for every column of ``rhs``, from ``previous``; None if one fails."""
-        root = np.sqrt(np.diagonal(matrix))  # D = sqrt(diag M)
         weights = np.empty_like(rhs)
         for j in range(rhs.shape[1]):
-            solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale, root)
+            solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale)
             if solution is None:
                 return None
             weights[:, j] = solution
@@ -731,14 +738,17 @@ def _at_rounding_level(residual: np.ndarray, weights: np.ndarray, root: np.ndarr
     )
 
 
-def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, root: np.ndarray):
+def _conjugate_gradients(
+    matrix, rhs, weights, stale: _StaleFactor, root: np.ndarray | None = None
+) -> np.ndarray | None:
     """Preconditioned CG on M w = r from ``weights``; None if it does not converge in time.
 
     The preconditioned residual z = (s P)^-1 (r - M w) is the error estimate: with M ~ s P,
     (s P)^-1 M = I + E with ||E|| about the drift, so ||w - w*|| ~ ||z||. CG stops when
     ||z|| <= ``TOLERANCE`` ||w|| (adding z then, a free Richardson step, leaves an error of
     about drift ||z||), or when the residual is as small as a backward-stable direct solve
-    leaves it (`_at_rounding_level`, ``root`` = sqrt(diag M)); ||w|| is taken at the start
+    leaves it (`_at_rounding_level`, ``root`` = sqrt(diag M), computed when not given); ||w||
+    is taken at the start
     (the step changes it by far less than the tolerances' margins). Sets ``stale.refactor``
     when the preconditioner has become poor (slow contraction) and ``stale.last_iterations``.
     Vectors are updated in place by BLAS (``daxpy``): the iteration is a dozen calls, which is
@@ -769,6 +779,8 @@ def _conjugate_gradients(matrix, rhs, weights, stale: _StaleFactor, root: np.nda
         if refactor:
             stale.refactor = True
         return weights if converged else None
+    if root is None:
+        root = np.sqrt(np.diagonal(matrix))  # D = sqrt(diag M)
     residual = rhs - blas.dsymv(1.0, matrix, weights)  # res = r - M w
     norm = math.sqrt(_dot(residual, residual))
     stale.last_iterations = 0

@@ -951,7 +951,7 @@ def test_the_compiled_cg_reads_a_leading_block_in_place(dtype):
     block = wider[:30, :30]
     assert not block.flags.f_contiguous and block.strides[0] == 8
     copied = copy.deepcopy(stale)
-    from_block = _solver._conjugate_gradients(block, rhs, start.copy(), stale, root)
+    from_block = _solver._conjugate_gradients(block, rhs, start.copy(), stale)  # D computed
     from_copy = _solver._conjugate_gradients(matrix, rhs, start.copy(), copied, root)
     assert stale.last_iterations == copied.last_iterations > 0
     np.testing.assert_allclose(from_block, from_copy, rtol=1e-13, atol=1e-15)
