@@ -41,16 +41,22 @@ def test_the_compiled_kernels_are_built_wherever_they_can_be():
 # ------------------------------------------------------------------ model level
 
 
+def _emerging_row(rng, i: int, start: int, every: int, missing: tuple[int, int]):
+    """Sample ``i``'s values and dict: ``start`` features, one more every ``every`` samples
+    (at most 6 more), ``f1`` missing from the samples with i % missing[0] == missing[1]."""
+    values = rng.normal(size=start + min(i // every, 6))
+    x = {f"f{j}": float(v) for j, v in enumerate(values)}
+    if i % missing[0] == missing[1]:
+        del x["f1"]  # a feature missing from some samples
+    return values, x
+
+
 def _stream(n: int, seed: int):
     """Two classes (10 % positives), features that emerge and disappear, some ints."""
     rng = np.random.default_rng(seed)
     rows, labels = [], []
     for i in range(n):
-        width = 4 + min(i // 15, 6)  # a new feature every 15 samples
-        values = rng.normal(size=width)
-        x = {f"f{j}": float(v) for j, v in enumerate(values)}
-        if i % 7 == 3:
-            del x["f1"]  # a feature missing from some samples
+        values, x = _emerging_row(rng, i, 4, 15, (7, 3))
         if i % 11 == 5:
             x["f0"] = int(round(values[0] * 3))  # an int value
         rows.append(x)
@@ -808,11 +814,7 @@ def _multiclass_stream(n: int, seed: int, n_classes: int = 4):
     rng = np.random.default_rng(seed)
     rows, labels = [], []
     for i in range(n):
-        width = 3 + min(i // 20, 5)  # a new feature every 20 samples
-        values = rng.normal(size=width)
-        x = {f"f{j}": float(v) for j, v in enumerate(values)}
-        if i % 6 == 2:
-            del x["f1"]
+        values, x = _emerging_row(rng, i, 3, 20, (6, 2))
         rows.append(x)
         score = values[:3] @ np.array([1.0, -0.5, 0.8])
         cuts = (-0.5, 0.5)[: n_classes - 2]
