@@ -76,7 +76,6 @@ BACKWARD_TOLERANCE = 1e-15  # ... or ||D^-1 (r - M w)|| <= this ||D w||, D = sqr
 # direct solve's residual, in the system scaled to a unit diagonal)
 
 
-_SIGNS = np.array((1.0, -1.0))  # w_0 and w_1 = -w_0 from one solve: their outer product
 _dot = blas.ddot  # x . y of two vectors: a quarter of the cost of numpy's ``@`` for them
 # P^-1's BLAS kernels (symmetric product, symmetric rank-1 update, dot product) by its dtype
 _KERNELS = {"d": (blas.dsymv, blas.dsyr, blas.ddot), "f": (blas.ssymv, blas.ssyr, blas.sdot)}
@@ -496,8 +495,11 @@ class SystemSolver:
             _, weights, info = lapack.dposv(matrix, rhs, 0, 1)  # upper, overwrite_a
             if info != 0 or (self.l2 <= 1e-200 and not np.isfinite(weights).all()):
                 weights = solve_spd(*stats.system(mix, self.l2, first), self.l2)  # fallbacks
-        if opposite:  # tau = 0, two classes: rows w_0 and w_1 = -w_0 (exact), one BLAS call
-            return self._full_width(blas.dger(1.0, _SIGNS, weights[:, 0]), dim)
+        if opposite:  # tau = 0, two classes: rows w_0 and w_1 = -w_0 (exact)
+            rows = np.empty((2, len(weights)), order="F")
+            rows[0] = weights[:, 0]
+            np.negative(weights[:, 0], out=rows[1])
+            return self._full_width(rows, dim)
         return self._full_width(weights.T, dim)
 
     def class_threshold(self) -> int:

@@ -69,7 +69,10 @@ def _score_values(scores: list) -> list[float]:
     if len(widths) != 1 or 0 in widths:
         return [_geometric_mean(np.array(row, float)) for row in rows]
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.exp(np.mean(np.log(np.array(rows, float)), axis=1)).tolist()
+        logs = np.log(np.array(rows, float))
+        if widths == {2}:  # two classes: numpy's mean of two is (a + b) / 2, the same float
+            return np.exp([(first + second) / 2 for first, second in logs.tolist()]).tolist()
+        return np.exp(np.mean(logs, axis=1)).tolist()
 
 
 def _geometric_mean(recalls: np.ndarray) -> float:
