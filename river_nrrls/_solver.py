@@ -750,11 +750,12 @@ def _conjugate_gradients(
     ||z|| <= ``TOLERANCE`` ||w|| (adding z then, a free Richardson step, leaves an error of
     about drift ||z||), or when the residual is as small as a backward-stable direct solve
     leaves it (`_at_rounding_level`, ``root`` = sqrt(diag M), computed when not given); ||w||
-    is taken at the start
-    (the step changes it by far less than the tolerances' margins). Sets ``stale.refactor``
-    when the preconditioner has become poor (slow contraction) and ``stale.last_iterations``.
-    Vectors are updated in place by BLAS (``daxpy``): the iteration is a dozen calls, which is
-    most of its cost at d ~ 200.
+    is taken at the start (the step changes it by far less than the tolerances' margins). Sets
+    ``stale.refactor`` when the preconditioner has become poor (slow contraction) and
+    ``stale.last_iterations``. Where the compiled kernels are built the whole iteration is one
+    call (``conjugate_gradients``, step for step this one, on any M whose columns are
+    contiguous); here, vectors are updated in place by BLAS (``daxpy``): the iteration is a
+    dozen calls, which is most of its cost at d ~ 200.
 
     """
     kernel = _native.conjugate_gradients
