@@ -12,6 +12,7 @@ scipy.linalg.cython_blas and cython_lapack: Cython checks their C signatures at 
 - pair_matrix:  the two-class M alone (upper triangle), for the stale-factor path;
 - each_weights: reweighted multiclass, every class's own system (M_k and r_k, one dposv each);
 - conjugate_gradients: the stale-factor solver's preconditioned CG, whole, in one call;
+- stale_append: a sample's Sherman-Morrison update of the stale factor's P^-1, in place;
 - outputs:      the outputs w_k . x of every class (one dgemv), None when one is not finite;
 - rank_one:     a sample's rank-1 update of its class's scatter (one dsyr);
 - refill:       the dense vector of a sample with the features of the last one (the encoding's
@@ -56,7 +57,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.limits cimport INT_MAX
 from libc.math cimport INFINITY, NAN, isfinite, sqrt
 from libc.string cimport memset
-from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dsymv, dsyr, ssymv
+from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dsymv, dsyr, sdot, ssymv, ssyr
 from scipy.linalg.cython_lapack cimport dposv
 
 cnp.import_array()
@@ -693,6 +694,99 @@ def conjugate_gradients(
     finally:
         PyMem_Free(block)
     return bool(converged), iterations, bool(refactor)
+
+
+cdef double _stale_append(
+    void *inverse, bint single, int n, const double *x, int step, double scale, double mass,
+    double *block,
+) noexcept nogil:
+    """`stale_append`'s update on checked arguments: c / sigma^2 (P^-1 updated only when it is
+    > 0). ``block`` holds 2n doubles (u and z, or their single-precision copies). Indices:
+    i < n, x's entry i at i * step."""
+    cdef int one = 1, i
+    cdef char upper = b"U"
+    cdef double zero = 0.0, plus_one = 1.0, denominator, alpha
+    cdef float zero_single = 0.0, one_single = 1.0, alpha_single
+    cdef double *unit = block
+    cdef double *product = block + n
+    cdef float *unit_single = <float *>block
+    cdef float *product_single = unit_single + n
+    if not single:
+        for i in range(n):  # u = x / sigma (``scale`` = 1 / sigma)
+            unit[i] = x[<Py_ssize_t>i * step] if scale == 1.0 else x[<Py_ssize_t>i * step] * scale
+        dsymv(&upper, &n, &plus_one, <double *>inverse, &n, unit, &one, &zero, product, &one)
+        denominator = 1.0 / mass + ddot(&n, unit, &one, product, &one)  # 1/(f sigma^2) + u.z
+        if denominator > 0.0:
+            alpha = -1.0 / denominator
+            dsyr(&upper, &n, &alpha, product, &one, <double *>inverse, &n)  # P^-1 -= z z^T / c
+        return denominator
+    for i in range(n):  # u in single precision, divided in double first
+        unit_single[i] = <float>(
+            x[<Py_ssize_t>i * step] if scale == 1.0 else x[<Py_ssize_t>i * step] * scale)
+    ssymv(&upper, &n, &one_single, <float *>inverse, &n, unit_single, &one, &zero_single,
+          product_single, &one)
+    denominator = 1.0 / mass + <double>sdot(&n, unit_single, &one, product_single, &one)
+    if denominator > 0.0:
+        alpha_single = <float>(-1.0 / denominator)
+        ssyr(&upper, &n, &alpha_single, product_single, &one, <float *>inverse, &n)
+    return denominator
+
+
+def stale_append(
+    cnp.ndarray inverse not None, cnp.ndarray vector not None, double frozen, double safe_low,
+    double safe_high,
+):
+    """stale_append(inverse, vector, frozen, safe_low, safe_high)
+
+    Add f x x^T (f = ``frozen``) to the matrix P whose inverse P^-1 is ``inverse`` (a square
+    Fortran array, float64 or float32, upper triangle, updated in place), as
+    river_nrrls/_solver.py's ``_StaleFactor.append`` does it: x = sigma u with sigma = 1 for a
+    norm in [``safe_low``, ``safe_high``], ||x|| otherwise; z = P^-1 u, c = 1/(f sigma^2) +
+    u^T z, P^-1 -= z z^T / c. Returns 1 (added), 2 (nothing to add: f sigma^2 is 0) or 0
+    (refused, P^-1 as it was: a non-finite x, or c <= 0, P^-1 no longer positive definite).
+    """
+    cdef int kind = cnp.PyArray_TYPE(inverse)
+    if (
+        (kind != cnp.NPY_DOUBLE and kind != cnp.NPY_FLOAT)
+        or cnp.PyArray_NDIM(inverse) != 2
+        or not cnp.PyArray_ISFARRAY_RO(inverse)
+    ):
+        raise TypeError("inverse must be a 2-dimensional Fortran-ordered float64 or float32 array")
+    if not cnp.PyArray_ISWRITEABLE(inverse):
+        raise ValueError("inverse must be writable")
+    cdef int step = _increment(vector, "vector")
+    cdef Py_ssize_t width = cnp.PyArray_DIMS(inverse)[0]
+    if (
+        cnp.PyArray_DIMS(inverse)[1] != width or cnp.PyArray_DIMS(vector)[0] != width
+        or width < 1 or width > INT_MAX
+    ):
+        raise ValueError("stale_append: inconsistent shapes")
+    cdef int n = <int>width
+    cdef const double *x = <const double *>cnp.PyArray_DATA(vector)
+    cdef double norm = sqrt(ddot(&n, <double *>x, &step, <double *>x, &step))
+    # x = sigma u: u meets P^-1's precision, sigma stays in double
+    cdef double sigma = 1.0 if safe_low <= norm <= safe_high else norm
+    cdef double mass = frozen * sigma * sigma  # f sigma^2 (inf or NaN for a non-finite x)
+    if not mass < INFINITY:
+        return 0
+    if not mass > 0.0:  # nothing to add (x = 0, or less than the least double)
+        return 2
+    cdef double scale = 1.0 if sigma == 1.0 else 1.0 / sigma
+    cdef void *data = cnp.PyArray_DATA(inverse)
+    cdef bint single = kind == cnp.NPY_FLOAT
+    cdef double denominator
+    cdef double *block = <double *>PyMem_Malloc(2 * <size_t>width * sizeof(double))
+    if block == NULL:
+        raise MemoryError()
+    try:
+        if width >= NOGIL_MIN_DIM:
+            with nogil:
+                denominator = _stale_append(data, single, n, x, step, scale, mass, block)
+        else:
+            denominator = _stale_append(data, single, n, x, step, scale, mass, block)
+    finally:
+        PyMem_Free(block)
+    return 1 if denominator > 0.0 else 0
 
 
 # ----------------------------------------------------------------------------- outputs, rank one

@@ -32,6 +32,7 @@ try:
         pair_weights,
         rank_one,
         refill,
+        stale_append,
         use_thread_setters,
     )
 except ImportError as error:  # not built: the Python paths
@@ -43,7 +44,7 @@ except ImportError as error:  # not built: the Python paths
             stacklevel=2,
         )
     outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
-    conjugate_gradients = each_weights = learn_remembered = None
+    conjugate_gradients = each_weights = learn_remembered = stale_append = None
 except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ from the build's
     warnings.warn(
         f"river_nrrls's compiled kernels cannot run with this scipy ({error}): "
@@ -52,7 +53,7 @@ except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ fro
         stacklevel=2,
     )
     outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
-    conjugate_gradients = each_weights = learn_remembered = None
+    conjugate_gradients = each_weights = learn_remembered = stale_append = None
 
 if pair_outputs is not None:  # BLAS on one thread from C (`use_thread_setters`)
     use_thread_setters(
@@ -70,4 +71,5 @@ __all__ = [
     "pair_weights",
     "rank_one",
     "refill",
+    "stale_append",
 ]

@@ -230,6 +230,13 @@ class _StaleFactor:
     def append(self, vector: np.ndarray, frozen: float) -> bool:
         """Add f x x^T to P; False when P^-1 lost positive definiteness (rounding)."""
         inverse = self.inverse
+        kernel = _native.stale_append
+        if kernel is not None and inverse.flags.f_contiguous and inverse.flags.writeable:
+            # The same update, in place, in one compiled call (``_kernels.pyx``)
+            if not kernel(inverse, vector, frozen, *_SAFE_NORMS):
+                return False
+            self.updates += 1
+            return True
         # x = sigma u: u meets P^-1's precision, sigma stays in double. sigma = 1 for an x of
         # a safe norm (see `apply`), ||x|| otherwise (||u|| = 1).
         norm = math.sqrt(_dot(vector, vector))

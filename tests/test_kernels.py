@@ -963,3 +963,62 @@ def test_the_compiled_cg_reads_a_leading_block_in_place(dtype):
             np.ascontiguousarray(wider)[:30, :30], rhs, start.copy(), stale.inverse, 1.0, root,
             1e-9, 1e-15, 0.3, 8, 1e-20, 1e20,
         )
+
+
+# ------------------------------------------------------------------ the stale factor's update
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 1e-5)])
+@pytest.mark.parametrize("d", [7, 140])
+def test_the_compiled_stale_update_is_the_python_one(dtype, rtol, d, monkeypatch):
+    """P^-1 after a sample's Sherman-Morrison update, compiled and in Python, for samples of
+    every scale (single precision's safe window of norms), strided, zero and non-finite ones,
+    and a P^-1 that lost its positive definiteness (refused, left as it was)."""
+    from river_nrrls import _solver
+
+    rng = np.random.default_rng(d)
+    X = rng.normal(size=(3 * d, d))
+    start = np.asfortranarray(np.linalg.inv(X.T @ X / (3 * d) + 0.1 * np.eye(d)), dtype=dtype)
+    samples = np.asfortranarray(rng.normal(size=(d, 6)))  # columns contiguous, rows strided
+    cases = [
+        (samples[:, 0], 0.7),
+        (samples[:, 1] * 1e-30, 2.0),
+        (samples[:, 2] * 1e30, 1e-60),
+        (np.ascontiguousarray(samples.T)[3], 0.3),
+        (np.zeros(d), 1.0),  # nothing to add
+        (np.full(d, np.inf), 1.0),  # refused
+    ]
+    lost = np.asfortranarray(-np.eye(d), dtype=dtype)  # c = 1/f + x^T P^-1 x <= 0
+    assert _native.stale_append(lost, np.ones(d), 1.0, 1e-20, 1e20) == 0
+    np.testing.assert_array_equal(lost, -np.eye(d))
+    compiled = _solver._StaleFactor(start.copy(order="F"), np.ones(2))
+    results = [compiled.append(vector, frozen) for vector, frozen in cases]
+    monkeypatch.setattr(_native, "stale_append", None)
+    python = _solver._StaleFactor(start.copy(order="F"), np.ones(2))
+    assert results == [python.append(vector, frozen) for vector, frozen in cases]
+    assert results == [True, True, True, True, True, False]
+    assert compiled.updates == python.updates == 5
+    assert compiled.inverse.dtype == python.inverse.dtype == dtype
+    scale = float(np.abs(python.inverse).max())
+    np.testing.assert_allclose(compiled.inverse, python.inverse, rtol=rtol, atol=rtol * scale)
+
+
+@needs_kernels
+def test_the_compiled_stale_update_refuses_bad_arguments():
+    inverse = np.asfortranarray(np.eye(4))
+    vector = np.ones(4)
+    for bad_inverse, bad_vector in (
+        (np.asfortranarray(np.eye(5))[:4, :4], vector),  # not contiguous: updated in place
+        (np.ascontiguousarray(np.arange(16.0).reshape(4, 4)), vector),  # row-major
+        (inverse.astype(np.float16, order="F"), vector),
+        (inverse, vector.astype(np.int64)),
+    ):
+        with pytest.raises(TypeError):
+            _native.stale_append(bad_inverse, bad_vector, 1.0, 1e-20, 1e20)
+    with pytest.raises(ValueError, match="shapes"):
+        _native.stale_append(inverse, np.ones(3), 1.0, 1e-20, 1e20)
+    frozen = inverse.copy(order="F")
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        _native.stale_append(frozen, vector, 1.0, 1e-20, 1e20)
