@@ -60,12 +60,13 @@ What was tried and measured before this (one BLAS thread, 403 columns; CPU micro
   ``conjugate_gradients``).
 
 **Cost** (``benchmarks/results/selector.md``, mean aggregate, orders 1 to 6, per sample against
-the order-6 pipeline): 1.71 times at 8 inputs (95 columns: every order direct, as the pipeline
-is), 1.96 times at 20 (227 columns: a factorisation of 227 columns costs less than the stale
-solves of the orders of 145, 186 and 227 columns, so every order is direct) and 2.01 times at
+the order-6 pipeline): 1.63 times at 8 inputs (95 columns: every order direct, as the pipeline
+is), 1.95 times at 20 (227 columns: a factorisation of 227 columns costs less than the stale
+solves of the orders of 145, 186 and 227 columns, so every order is direct) and 2.09 times at
 36 (403 columns: orders 1 and 2 direct, 111 columns; orders 3 to 6 on their stale factors).
-Three runs on the same day gave 1.71-1.75, 1.91-1.96 and 2.01-2.12: at 36 inputs the selector
-costs twice the pipeline, give or take the machine's noise.
+Four runs on the same day (of successively faster code) gave 1.63-1.75, 1.91-1.96 and
+2.01-2.12: at 36 inputs the selector costs about twice the pipeline, and the machine's noise
+decides on which side of 2.
 With two classes the highest order's M is assembled once and every other order's M (the
 direct block's too) is its leading block, read in place (`SystemSolver.solve`'s
 ``pair_matrix``; the compiled CG reads a column stride).
