@@ -471,6 +471,21 @@ cdef int _check_contiguous_vector(cnp.ndarray vector, str name) except -1:
     return 0
 
 
+cdef bint _check_inverse(cnp.ndarray inverse, bint writable) except -1:
+    """The stale factor's P^-1: a 2-dimensional Fortran-ordered float64 or float32 array (and
+    writable if asked), or an error; True for single precision."""
+    cdef int kind = cnp.PyArray_TYPE(inverse)
+    if (
+        (kind != cnp.NPY_DOUBLE and kind != cnp.NPY_FLOAT)
+        or cnp.PyArray_NDIM(inverse) != 2
+        or not cnp.PyArray_ISFARRAY_RO(inverse)
+    ):
+        raise TypeError("inverse must be a 2-dimensional Fortran-ordered float64 or float32 array")
+    if writable and not cnp.PyArray_ISWRITEABLE(inverse):
+        raise ValueError("inverse must be writable")
+    return kind == cnp.NPY_FLOAT
+
+
 cdef Py_ssize_t _column_stride(cnp.ndarray matrix, Py_ssize_t height) except -1:
     """The column stride, counted in entries, of a 2-dimensional float64 array whose columns
     are contiguous (unit row stride, aligned, native byte order) and at least ``height`` apart:
@@ -633,13 +648,7 @@ def conjugate_gradients(
     """
     cdef Py_ssize_t width = cnp.PyArray_DIMS(matrix)[0] if cnp.PyArray_NDIM(matrix) == 2 else 0
     cdef Py_ssize_t lda = _column_stride(matrix, width), i
-    cdef int kind = cnp.PyArray_TYPE(inverse)
-    if (
-        (kind != cnp.NPY_DOUBLE and kind != cnp.NPY_FLOAT)
-        or cnp.PyArray_NDIM(inverse) != 2
-        or not cnp.PyArray_ISFARRAY_RO(inverse)
-    ):
-        raise TypeError("inverse must be a 2-dimensional Fortran-ordered float64 or float32 array")
+    cdef bint single = _check_inverse(inverse, False)
     cdef int rhs_step = _increment(rhs, "rhs")
     _check_contiguous_vector(weights, "weights")
     if root is not None:
@@ -662,7 +671,7 @@ def conjugate_gradients(
     space.lda = <int>lda
     space.matrix = <const double *>cnp.PyArray_DATA(matrix)
     space.inverse = <const void *>cnp.PyArray_DATA(inverse)
-    space.single = kind == cnp.NPY_FLOAT
+    space.single = single
     cdef double *block = <double *>PyMem_Malloc(6 * <size_t>width * sizeof(double))
     if block == NULL:
         raise MemoryError()
@@ -745,15 +754,7 @@ def stale_append(
     u^T z, P^-1 -= z z^T / c. Returns 1 (added), 2 (nothing to add: f sigma^2 is 0) or 0
     (refused, P^-1 as it was: a non-finite x, or c <= 0, P^-1 no longer positive definite).
     """
-    cdef int kind = cnp.PyArray_TYPE(inverse)
-    if (
-        (kind != cnp.NPY_DOUBLE and kind != cnp.NPY_FLOAT)
-        or cnp.PyArray_NDIM(inverse) != 2
-        or not cnp.PyArray_ISFARRAY_RO(inverse)
-    ):
-        raise TypeError("inverse must be a 2-dimensional Fortran-ordered float64 or float32 array")
-    if not cnp.PyArray_ISWRITEABLE(inverse):
-        raise ValueError("inverse must be writable")
+    cdef bint single = _check_inverse(inverse, True)
     cdef int step = _increment(vector, "vector")
     cdef Py_ssize_t width = cnp.PyArray_DIMS(inverse)[0]
     if (
@@ -773,7 +774,6 @@ def stale_append(
         return 2
     cdef double scale = 1.0 if sigma == 1.0 else 1.0 / sigma
     cdef void *data = cnp.PyArray_DATA(inverse)
-    cdef bint single = kind == cnp.NPY_FLOAT
     cdef double denominator
     cdef double *block = <double *>PyMem_Malloc(2 * <size_t>width * sizeof(double))
     if block == NULL:
