@@ -13,7 +13,8 @@ same run: the machine may be shared). Synthetic imbalanced streams of l = 8, 20 
 [0, 1] (20 % positives, a nonlinear boundary); the first ``--warmup`` samples are learnt
 untimed (the pipelines' stale factor refactors often early in a stream: the timed part is its
 steady state), the next ``--samples`` timed, in CPU time (``time.process_time``, one BLAS
-thread). Both aggregates of the expansion: ``sum`` (the default)
+thread), the models taking turns every ``--block`` samples (a change in the machine's load
+meets them all alike). Both aggregates of the expansion: ``sum`` (the default)
 and ``mean``. Order 6 has 6 + 11 l columns (and the intercept): 95 at l = 8, 227 at l = 20, 403
 at l = 36; from 112 on the pipeline solves with its stale factor (O(d^2) a step), and so does
 the selector for each of its orders that wide, unless one factorisation for several orders costs
@@ -92,17 +93,28 @@ def speed_models(n_features: int, aggregate: str) -> dict:
     }
 
 
-def time_model(model, stream: list, warmup: int) -> float:
-    """Microseconds per sample (predict_one + learn_one) after ``warmup`` untimed samples."""
+def time_models(models: dict, stream: list, warmup: int, block: int) -> dict:
+    """Microseconds per sample (predict_one + learn_one) of every model after ``warmup``
+    untimed samples, timed in turns: every model learns the next ``block`` samples before the
+    next model does (starting with a different model at every block), so that a change in the
+    machine's load meets every model alike."""
     for x, y in stream[:warmup]:
-        model.predict_one(x)
-        model.learn_one(x, y)
+        for model in models.values():
+            model.predict_one(x)
+            model.learn_one(x, y)
+    names = list(models)
+    spent = dict.fromkeys(names, 0.0)
     timed = stream[warmup:]
-    start = time.process_time()
-    for x, y in timed:
-        model.predict_one(x)
-        model.learn_one(x, y)
-    return (time.process_time() - start) / len(timed) * 1e6
+    for turn, offset in enumerate(range(0, len(timed), block)):
+        chunk = timed[offset : offset + block]
+        for name in names[turn % len(names) :] + names[: turn % len(names)]:
+            model = models[name]
+            start = time.process_time()
+            for x, y in chunk:
+                model.predict_one(x)
+                model.learn_one(x, y)
+            spent[name] += time.process_time() - start
+    return {name: seconds / len(timed) * 1e6 for name, seconds in spent.items()}
 
 
 def run_speed(args) -> list[dict]:
@@ -114,10 +126,7 @@ def run_speed(args) -> list[dict]:
             if aggregate == "sum" and n_features > 8:
                 warmup, samples = args.warmup // 5, args.samples // 3
             stream = speed_stream(n_features, warmup + samples)
-            costs = {
-                name: time_model(model, stream, warmup)
-                for name, model in speed_models(n_features, aggregate).items()
-            }
+            costs = time_models(speed_models(n_features, aggregate), stream, warmup, args.block)
             row = {"aggregate": aggregate, "l": n_features, "columns": 6 + 11 * n_features + 1}
             row.update(warmup=warmup, samples=samples)
             row.update(costs)
@@ -247,6 +256,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="short streams, print only")
     parser.add_argument("--warmup", type=int, default=1500, help="untimed samples")
     parser.add_argument("--samples", type=int, default=600, help="timed samples")
+    parser.add_argument("--block", type=int, default=50, help="timed samples per turn")
     parser.add_argument("--drift-samples", type=int, default=20_000)
     args = parser.parse_args(argv)
     if args.quick:

@@ -60,31 +60,31 @@ What was tried and measured before this (one BLAS thread, 403 columns; CPU micro
   ``conjugate_gradients``).
 
 **Cost** (``benchmarks/results/selector.md``, mean aggregate, orders 1 to 6, per sample against
-the order-6 pipeline): 1.63 times at 8 inputs (95 columns: every order direct, as the pipeline
-is), 1.95 times at 20 (227 columns: a factorisation of 227 columns costs less than the stale
-solves of the orders of 145, 186 and 227 columns, so every order is direct) and 2.09 times at
-36 (403 columns: orders 1 and 2 direct, 111 columns; orders 3 to 6 on their stale factors).
-Four runs on the same day (of successively faster code) gave 1.63-1.75, 1.91-1.96 and
-2.01-2.12: at 36 inputs the selector costs about twice the pipeline, and the machine's noise
-decides on which side of 2.
-With two classes the highest order's M is assembled once and every other order's M (the
-direct block's too) is its leading block, read in place (`SystemSolver.solve`'s
-``pair_matrix``; the compiled CG reads a column stride).
+the order-6 pipeline, the models timed in turns): 1.66 times at 8 inputs (95 columns: every
+order direct, as the pipeline is), 1.96 times at 20 (227 columns: a factorisation of 227
+columns costs as much as the stale solves of the orders of 104 to 227 columns, so every order
+is direct) and 1.90 times at 36 (403 columns: orders 1 and 2 direct, 111 columns; orders 3 to 6
+on their stale factors); 1.63-1.66, 1.94-1.96 and 1.82-1.90 over three runs. With two classes
+the highest order's M and r are assembled once (`_pair_system`) and every other order's (the
+direct block's too) are their leading blocks, read in place: the wide orders' solvers take
+their stale-factor step on them directly (`SystemSolver.stale_pair_columns`, without
+`SystemSolver.solve`'s dispatch). Where every order is direct (8 and 20 inputs) the
+factorisation overwrites the system it assembled (no copy; the fallbacks assemble it again).
 
-Where the time goes at 36 inputs (CPU microseconds a sample, timing `SystemSolver.solve` and
-`NestedOrders._solve_narrow` in the benchmark's stream on a shared machine): the four stale
-solves of 184, 257, 330 and 403 columns take 50, 65, 92 and 133 (each about what that order's
-pipeline spends: the sample's Sherman-Morrison update of its P_r^-1 and some 4.5 CG iterations,
-O(d_r^2), plus about 10 of bookkeeping in Python and its calls), the direct block 53, the
-highest M's assembly 28 and the rest (expansion, statistics update, the orders' outputs and
-scores) about 130, against 170 for the order-6 pipeline's stale solve and 100 for its rest. The
-lower orders' solves are the gap: their squared widths add up to 1.3 times the widest's, and
-their CG iterations cannot be shared (each order's preconditioner is its own explicit inverse).
-Every split between direct and stale orders costs within a few per cent there (2.06 to 2.12
-times for 0 to 3 direct orders, 2.29 for 4); at 20 inputs every order direct is the cheapest
-(1.91, against 2.09 and 2.14 with one and two orders on stale factors). Warm starts
-extrapolated from the last two solutions did not lower the iterations (4.45 against 4.29 a
-solve on the order-6 pipeline's stream).
+Where the time goes at 36 inputs (CPU microseconds a sample, timing the calls in the
+benchmark's stream on a shared machine): the selector's 460 are 180 of CG (the four orders'
+preconditioned iterations, some 4.5 a solve each), 34 of Sherman-Morrison updates of the four
+P_r^-1, 23 of refactorisations, 36 for the direct block, 34 to assemble the highest order's M
+and r, about 40 of Python around the solves and 110 for the rest (the expansion, once; the
+statistics' update; the orders' outputs and scores); the order-6 pipeline's 245 are 84 of CG,
+15 of updates, 11 of refactorisations, 25 to assemble M, about 15 of Python around them and 95
+for the rest (the expansion, twice). The lower orders' solves are the gap: their squared
+widths add up to 1.3 times the widest's, and their CG iterations cannot be shared (each
+order's preconditioner is its own explicit inverse). Replacing the Python around each order's
+stale step by bare kernel calls (an experiment, without the checks) saved nothing measurable;
+every split between direct and stale orders costs within a few per cent at 20 and 36 inputs;
+warm starts extrapolated from the last two solutions did not lower the iterations (4.45
+against 4.29 a solve on the order-6 pipeline's stream).
 
 """
 
@@ -317,16 +317,37 @@ class NestedOrders:
                 top = self._pair_system(stats) if narrow < len(sizes) else None
                 if narrow:
                     self._solve_narrow(stats, sizes[:narrow], weights, top)
-                for q in range(narrow, len(sizes)):
-                    size = sizes[q]
-                    view = self._view(q, first + size)
-                    given = None if top is None else PairSystem(top[0][:size, :size], top[1][:size])
-                    solution = self._solver_of(q).solve(view, given)
-                    weights[q * n_classes : (q + 1) * n_classes, :size] = solution[:, first:]
+                self._solve_wide(stats, sizes, narrow, weights, top)
             for q in [q for q in self.solvers if q < narrow]:  # no longer wide: let go
                 del self.solvers[q]
         self.solution = NestedSolution(labels, weights, slice(first, dim))
         return self.solution
+
+    def _solve_wide(self, stats: ClassStatistics, sizes: list[int], narrow: int, weights, top):
+        """Orders ``narrow`` on, each by its pipeline's solver (`_solver_of`): with ``top``
+        (the highest order's two-class system) the solver's stale-factor step on its leading
+        block (`SystemSolver.stale_pair_columns`), else (or before the solver is primed) its
+        whole `solve` on a view of the statistics (`_view`)."""
+        first, n_classes = self.first, len(stats.labels)
+        class_weights = None
+        if top is not None:
+            class_weights = pair_class_weights(stats, bool(self.model.reweight))
+        for q in range(narrow, len(sizes)):
+            size = sizes[q]
+            start = q * n_classes
+            solver = self._solver_of(q)
+            given = columns = None
+            if top is not None:  # M_r and r_r: leading blocks of M_R and r_R, in place
+                given = PairSystem(top.matrix[:size, :size], top.rhs[:size])
+                columns = solver.stale_pair_columns(first + size, class_weights, *given)
+            if columns is None:
+                solution = solver.solve(self._view(q, first + size), given)
+                weights[start : start + n_classes, :size] = solution[:, first:]
+            elif columns.shape[1] == 1:  # tau = 0: w_0, and w_1 = -w_0 (exact)
+                weights[start, :size] = columns[:, 0]
+                np.negative(columns[:, 0], out=weights[start + 1, :size])
+            else:
+                weights[start : start + 2, :size] = columns.T
 
     def _direct_orders(self, stats: ClassStatistics) -> int:
         """How many of the leading orders to solve directly (`_direct_orders`, cached)."""
@@ -387,15 +408,19 @@ class NestedOrders:
             self._solve_nested(system, rhs, weights, sizes, 0, opposite=opposite)
         elif stats.n_classes == 2 and _native.pair_matrix is not None:
             (w_0, w_1), mix = self._pair_mix(stats)
-            # M = w_0 A^0 + w_1 A^1 + b I over the block's columns, upper triangle (compiled)
-            system = np.empty((width, width), order="F")
-            _native.pair_matrix(stats.buffer, end, first, w_0, w_1, model.l2, system)
+
+            def assemble() -> np.ndarray:
+                # M = w_0 A^0 + w_1 A^1 + b I over the block's columns, upper triangle
+                system = np.empty((width, width), order="F")
+                _native.pair_matrix(stats.buffer, end, first, w_0, w_1, model.l2, system)
+                return system
+
             if model.tau == 0.0:  # r_1 = -r_0: one right-hand side, w_1 = -w_0
                 rhs = stats.sums(first)[:width] @ mix[0]  # r_0 = sum_j mix[0, j] s^j
-                self._solve_nested(system, rhs[:, None], weights, sizes, 0, opposite=True)
+                self._solve_nested(assemble(), rhs[:, None], weights, sizes, 0, True, assemble)
                 return
             rhs = stats.sums(first)[:width] @ mix.T  # r_k = sum_j mix[k, j] s^j
-            self._solve_nested(system, rhs, weights, sizes, 0)
+            self._solve_nested(assemble(), rhs, weights, sizes, 0, rebuild=assemble)
         elif stats.systems_share_matrix(reweight):
             mix = self._mix(stats)
             # M = sum_j mix_j A^j over the block's columns (column-major), + b I
@@ -435,18 +460,30 @@ class NestedOrders:
         return (w_0, w_1), targets
 
     def _solve_nested(
-        self, system, rhs, weights, sizes: list[int], first_class: int, opposite: bool = False
+        self,
+        system,
+        rhs,
+        weights,
+        sizes: list[int],
+        first_class: int,
+        opposite: bool = False,
+        rebuild: typing.Callable[[], np.ndarray] | None = None,
     ) -> None:
         """w_r = M_r^-1 r_r of the orders of ``sizes`` (the leading ones) for the columns of
         ``rhs``, M (``system``) over the largest of them, upper triangle authoritative. Row
         ``q * n_classes + first_class + j`` of ``weights`` gets order q's solution for column
         j; with ``opposite`` (two classes, tau = 0: r_1 = -r_0) ``rhs`` is r_0 alone, and
-        class 1's row gets -w_0."""
+        class 1's row gets -w_0. With ``rebuild`` (which assembles ``system`` again) the
+        factorisation overwrites ``system`` (a Fortran array of the caller's: no copy), and
+        the fallbacks get a new one."""
         l2 = self.model.l2
         n_classes, count = len(weights) // len(self.orders), rhs.shape[1]
-        # (a, lower, clean) by position: f2py parses a keyword for ~0.4 us
-        factor, info = lapack.dpotrf(system, 0, 0)  # M_R = U^T U
+        in_place = rebuild is not None and l2 > 1e-200  # (l2 = 0 takes the fallbacks)
+        # (a, lower, clean, overwrite_a) by position: f2py parses a keyword for ~0.4 us
+        factor, info = lapack.dpotrf(system, 0, 0, int(in_place))  # M_R = U^T U
         if info != 0 or l2 <= 1e-200:
+            if in_place:  # the factorisation wrote over M: assemble it again
+                system = rebuild()
             if opposite:
                 rhs = np.hstack((rhs, -rhs))
             self._solve_fallbacks(system, factor, info, rhs, weights, sizes, first_class)

@@ -509,6 +509,20 @@ class SystemSolver:
             return self._full_width(rows, dim)
         return self._full_width(weights.T, dim)
 
+    def stale_pair_columns(
+        self, dim: int, class_weights: tuple[float, float], matrix, rhs: np.ndarray
+    ) -> np.ndarray | None:
+        """`solve`'s two-class stale-factor step for a caller that holds the system: M^-1 r
+        as columns (w_0, then w_1 unless tau = 0: w_1 = -w_0), as `solve` would compute them
+        on statistics of ``dim`` columns whose class weights are ``class_weights`` (w_0, w_1)
+        and whose M and r are ``matrix`` and ``rhs`` (as `PairSystem`); None when `solve`
+        would not take its stale factor (not primed yet, or narrower than ``stale_min_dim``):
+        then call `solve`. Without `solve`'s dispatch, for the orders of
+        `PolynomialOrderSelector`, which call it inside `one_blas_thread`."""
+        if not (self.primed and dim - self.first >= self.stale_min_dim):
+            return None
+        return self._solve_stale(matrix, dim, np.array(class_weights), rhs)
+
     def class_threshold(self) -> int:
         """The width from which reweighted multiclass keeps a stale factor per class:
         ``class_stale_min_dim`` when set, else ``COMPILED_CLASS_STALE_MIN_DIM`` where the
@@ -629,7 +643,12 @@ class SystemSolver:
             for slot, _, _ in pending:
                 stale.decay[slot] *= self.forgetting  # the t0 part of class slot decays
         # rho_c = w_c(t) lambda_c / w_c(t0): how much class c's part of M moved since t0
-        ratios = (coefficients * stale.decay / stale.coefficients).tolist()
+        # (Python floats: a few classes, and this runs at every solve of every order)
+        now = coefficients.tolist()
+        ratios = [
+            weight * decay / then
+            for weight, decay, then in zip(now, stale.decay.tolist(), stale.coefficients.tolist())
+        ]
         low, high = min(ratios), max(ratios)
         # s = sqrt(min rho * max rho): the common scale, M(t) ~ s P
         scale = math.sqrt(low * high)
@@ -640,19 +659,25 @@ class SystemSolver:
             if len(vector) != dim:
                 return False
             # frozen weight f = (sample mass) w_c(t) / s: the sample's share of M(t) / s
-            frozen = weight * coefficients[slot] / scale
-            if not stale.append(np.ascontiguousarray(vector[first:]), frozen):
+            frozen = weight * now[slot] / scale
+            if not stale.append(np.ascontiguousarray(vector[first:] if first else vector), frozen):
                 return False
         return True
 
     def _iterate(self, matrix, rhs: np.ndarray, previous: np.ndarray, stale: _StaleFactor):
         """CG on M w = r for every column of ``rhs``, from ``previous``; None if one fails."""
-        weights = np.empty_like(rhs)
-        for j in range(rhs.shape[1]):
-            solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale)
+        if rhs.shape[1] == 1:  # one right-hand side (tau = 0, or a class's own system)
+            solution = _conjugate_gradients(matrix, rhs[:, 0], previous[:, 0].copy(), stale)
             if solution is None:
                 return None
-            weights[:, j] = solution
+            weights = solution[:, None]
+        else:
+            weights = np.empty_like(rhs)
+            for j in range(rhs.shape[1]):
+                solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale)
+                if solution is None:
+                    return None
+                weights[:, j] = solution
         self.counters["stale"] += 1
         self.counters["iterations"] += stale.last_iterations
         return weights

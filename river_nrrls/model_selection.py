@@ -40,14 +40,16 @@ def _check_orders(orders: typing.Any) -> tuple[int, ...]:
 
 
 def _recalls(metric: metrics.GeometricMean) -> list[float]:
-    """Every class's recall as ``GeometricMean.get`` computes it (0 for an empty row)."""
+    """Every class's recall as ``GeometricMean.get`` computes it (0 for an empty row): the
+    classes of ``cm.classes`` (the labels of a non-zero row or column sum), in its order,
+    read from the confusion matrix's dicts directly."""
     cm = metric.cm
+    rows, data = cm.sum_row, cm.data
+    classes = {c for c, n in rows.items() if n} | {c for c, n in cm.sum_col.items() if n}
     recalls = []
-    for label in cm.classes:
-        try:
-            recalls.append(cm[label][label] / cm.sum_row[label])
-        except ZeroDivisionError:
-            recalls.append(0.0)
+    for label in classes:
+        hits, total = data[label][label], rows[label]  # (read as river reads them)
+        recalls.append(hits / total if total != 0 else 0.0)  # x / 0: no recall
     return recalls
 
 
@@ -68,11 +70,18 @@ def _score_values(scores: list) -> list[float]:
     widths = {len(row) for row in rows}
     if len(widths) != 1 or 0 in widths:
         return [_geometric_mean(np.array(row, float)) for row in rows]
+    if all(recall > 0.0 for row in rows for recall in row):  # no log(0): nothing to silence
+        return _geometric_means(rows, widths)
     with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.log(np.array(rows, float))
-        if widths == {2}:  # two classes: numpy's mean of two is (a + b) / 2, the same float
-            return np.exp([(first + second) / 2 for first, second in logs.tolist()]).tolist()
-        return np.exp(np.mean(logs, axis=1)).tolist()
+        return _geometric_means(rows, widths)
+
+
+def _geometric_means(rows: list, widths: set) -> list[float]:
+    """exp(mean(log(recalls))) of every row (rows of one width), as scipy's gmean."""
+    logs = np.log(np.array(rows, float))
+    if widths == {2}:  # two classes: numpy's mean of two is (a + b) / 2, the same float
+        return np.exp([(first + second) / 2 for first, second in logs.tolist()]).tolist()
+    return np.exp(np.mean(logs, axis=1)).tolist()
 
 
 def _geometric_mean(recalls: np.ndarray) -> float:
@@ -80,6 +89,13 @@ def _geometric_mean(recalls: np.ndarray) -> float:
         return 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(np.exp(np.mean(np.log(recalls))))
+
+
+class _SharedRace(typing.NamedTuple):
+    """The shared-statistics race's fixed layout (`PolynomialOrderSelector._race`)."""
+
+    slots: tuple  # (forgetting, position of the order) of every candidate, in their order
+    learning_order: tuple  # the forgetting factors' models, the least forgetting first
 
 
 def _check_positive(name: str, value: typing.Any) -> int:
@@ -139,9 +155,9 @@ class PolynomialOrderSelector(base.Classifier):
     a step, whichever costs less. Every order predicts what an independent
     ``PolynomialExtender(degree=r) | NRRLS(...)`` would, on every sample (the weights agree to
     rounding, or to the stale-factor solver's tolerance as the pipeline's: the same systems,
-    their columns in another order). With orders 1 to 6 the selector costs 1.63 times the
-    order-6 pipeline at 8 inputs (95 columns; the independent pipelines: 4.5 times), 1.95 at 20
-    (227 columns; independent: 4.0) and 2.09 at 36 (403 columns; independent: 3.5;
+    their columns in another order). With orders 1 to 6 the selector costs 1.66 times the
+    order-6 pipeline at 8 inputs (95 columns; the independent pipelines: 4.4 times), 1.96 at 20
+    (227 columns; independent: 4.0) and 1.90 at 36 (403 columns; independent: 3.4;
     ``benchmarks/results/selector.md``, ``river_nrrls/_orders.py`` for where the time goes).
     Any other classifier (or ``solver="woodbury"``) runs one independent pipeline per order,
     whose cost is that of all the pipelines together.
@@ -332,6 +348,7 @@ class PolynomialOrderSelector(base.Classifier):
         # samples learnt since then.
         self._scorers: dict | None = None
         self._block_position = 0
+        self._shared_race: _SharedRace | None = None  # see `_race`
 
     def _classifier_of(self, forgetting: float | None) -> base.Classifier:
         if forgetting is None:
@@ -428,9 +445,15 @@ class PolynomialOrderSelector(base.Classifier):
         if predictions is None:
             return
         extra = {} if weight == 1.0 else {"w": weight}
-        for key, y_pred in zip(self._candidates, predictions):
-            if y_pred is not None and y_pred != {}:
-                self._update_score(key, y, y_pred, extra)
+        if self._window is None and not extra:  # the usual case: river's update, directly
+            scores = self.scores
+            for key, y_pred in zip(self._candidates, predictions):
+                if y_pred is not None and y_pred != {}:
+                    scores[key].update(y, y_pred)
+        else:
+            for key, y_pred in zip(self._candidates, predictions):
+                if y_pred is not None and y_pred != {}:
+                    self._update_score(key, y, y_pred, extra)
         # The highest score (lowest if smaller is better); strict comparison, so ties keep the
         # first candidate. One get() each: river's GeometricMean.get() is not cheap.
         sign = 1.0 if self._metric.bigger_is_better else -1.0
@@ -502,15 +525,26 @@ class PolynomialOrderSelector(base.Classifier):
             by_model[forgetting] = self._predict_orders(nested, solutions[forgetting], expanded)
         if weight == 0.0:
             return None
-        for forgetting in sorted(nested_models, key=lambda f: 1.0 if f is None else f)[::-1]:
+        race = self._race()
+        for forgetting in race.learning_order:
             nested_models[forgetting].learn(expanded, layout, y, weight)
         self._advance_block(solutions)
-        positions = {order: q for q, order in enumerate(self._orders)}
-        predictions = []
-        for key in self._candidates:
-            order, forgetting = self._split(key)
-            predictions.append(by_model[forgetting][positions[order]])
-        return predictions
+        return [by_model[forgetting][q] for forgetting, q in race.slots]
+
+    def _race(self) -> _SharedRace:
+        """Where every candidate's prediction comes from, and the order in which the shared
+        models learn (derived from the parameters; built at the first use)."""
+        race = self.__dict__.get("_shared_race")  # (absent from older pickles)
+        if race is None:
+            positions = {order: q for q, order in enumerate(self._orders)}
+            slots = []
+            for key in self._candidates:
+                order, forgetting = self._split(key)
+                slots.append((forgetting, positions[order]))
+            # the least forgetting first (lambda = 1, or None: the classifier's own)
+            learning = sorted(self._nested, key=lambda f: 1.0 if f is None else f)[::-1]
+            race = self._shared_race = _SharedRace(tuple(slots), tuple(learning))
+        return race
 
     def _predict_orders(self, nested: NestedOrders, solution: NestedSolution, expanded: dict):
         """Every order's prediction (label, or probabilities) from one solution."""

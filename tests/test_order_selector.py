@@ -20,9 +20,11 @@ import pickle
 
 import numpy as np
 import pytest
+from kernel_paths import needs_kernels
 from river import linear_model, metrics
 
-from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, datasets
+from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, _solver, datasets
+from river_nrrls._stats import symmetrize_upper as symmetrize
 from river_nrrls.model_selection import _score_values
 
 RTOL = 1e-7  # outputs: |f - f_pipeline| <= RTOL * (1 + max |f_pipeline| over the classes)
@@ -583,3 +585,43 @@ def test_a_selector_pickled_with_ungrouped_columns_regroups_on_load():
 def _symmetric(matrix):
     upper = np.triu(matrix)
     return upper + np.triu(upper, 1).T
+
+
+@needs_kernels
+def test_a_failed_in_place_factorisation_falls_back_on_a_new_system(monkeypatch):
+    """The narrow orders' factorisation overwrites the system it assembled; where it fails
+    (a tiny l2 with fewer samples than columns: not definite in floating point) the
+    fallbacks get the system assembled again, not the wreck of the factorisation."""
+    from river_nrrls import _orders
+
+    seen = []
+    fallbacks = _orders.NestedOrders._solve_fallbacks
+
+    def checked(self, system, factor, info, rhs, weights, sizes, first_class):
+        stats, first = self.model._stats, self.first
+        if stats.n_classes != 2:  # (one class: the shared-matrix path, not in place)
+            return fallbacks(self, system, factor, info, rhs, weights, sizes, first_class)
+        w_0, w_1 = _solver.pair_class_weights(stats, True)
+        end = first + len(system)
+        expected = sum(
+            weight * symmetrize(stats.data[first:end, first:end, c])
+            for c, weight in enumerate((w_0, w_1))
+        ) + self.model.l2 * np.eye(len(system))
+        seen.append(info)
+        assert np.array_equal(np.triu(system), np.triu(expected))
+        return fallbacks(self, system, factor, info, rhs, weights, sizes, first_class)
+
+    monkeypatch.setattr(_orders.NestedOrders, "_solve_fallbacks", checked)
+    rows, labels = _stream(n_samples=30, emerging=False, seed=5)
+    classifier = NRRLS(l2=1e-150)
+    selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3, classifier=classifier)
+    pipelines = {r: MEAN3.clone({"degree": r}) | classifier.clone() for r in (1, 2, 3)}
+    _learn_together(selector, pipelines, rows[:8], labels[:8])
+    for x in rows[:8]:  # on the samples learnt every least-squares solution agrees
+        outputs, _ = _orders_outputs(selector, x)
+        for q, r in enumerate((1, 2, 3)):
+            expected = pipelines[r]["NRRLS"].decision_one(
+                pipelines[r]["PolynomialExtender"].transform_one(x)
+            )
+            assert np.allclose(outputs[q], list(expected.values()), rtol=1e-6, atol=1e-6)
+    assert any(info > 0 for info in seen)  # the in-place factorisation did fail
