@@ -445,7 +445,7 @@ class SystemSolver:
             # not built, or not positive definite or overflowing: the batched solve's fallbacks
             return self._full_width(self._solve_each(stats), dim)
         opposite = False  # r_1 = -r_0: one right-hand side for two classes
-        wide = dim - first >= self.stale_min_dim
+        wide = self._wide(dim)
         stale_path = wide and self.primed  # decided before any bookkeeping moves `primed`
         kernel_failed = False
         if n_classes == 2 and _native.pair_weights is not None and not stale_path:
@@ -519,7 +519,7 @@ class SystemSolver:
         would not take its stale factor (not primed yet, or narrower than ``stale_min_dim``):
         then call `solve`. Without `solve`'s dispatch, for the orders of
         `PolynomialOrderSelector`, which call it inside `one_blas_thread`."""
-        if not (self.primed and dim - self.first >= self.stale_min_dim):
+        if not (self.primed and self._wide(dim)):
             return None
         return self._solve_stale(matrix, dim, np.array(class_weights), rhs)
 
@@ -540,14 +540,19 @@ class SystemSolver:
         return (
             len(stats.labels) == 2
             and dim > self.first
-            and not (self.primed and dim - self.first >= self.stale_min_dim)
+            and not (self.primed and self._wide(dim))
             and _native.pair_weights is not None
         )
 
     def pair_kernel_solved(self, stats: ClassStatistics) -> None:
         """A caller solved as `solve` would when `takes_pair_kernel` (the compiled
         ``pair_outputs``, `NRRLS._outputs`): the same bookkeeping."""
-        self._direct_bookkeeping(stats.dim - self.first >= self.stale_min_dim)
+        self._direct_bookkeeping(self._wide(stats.dim))
+
+    def _wide(self, dim: int) -> bool:
+        """Whether the shared system of statistics ``dim`` columns wide is wide enough for
+        the stale factor (taken once `primed`)."""
+        return dim - self.first >= self.stale_min_dim
 
     def _direct_bookkeeping(self, wide: bool) -> None:
         """A direct solve of the shared system: any stale factor is let go, and a wide one
@@ -666,18 +671,12 @@ class SystemSolver:
 
     def _iterate(self, matrix, rhs: np.ndarray, previous: np.ndarray, stale: _StaleFactor):
         """CG on M w = r for every column of ``rhs``, from ``previous``; None if one fails."""
-        if rhs.shape[1] == 1:  # one right-hand side (tau = 0, or a class's own system)
-            solution = _conjugate_gradients(matrix, rhs[:, 0], previous[:, 0].copy(), stale)
+        weights = np.empty_like(rhs)
+        for j in range(rhs.shape[1]):
+            solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale)
             if solution is None:
                 return None
-            weights = solution[:, None]
-        else:
-            weights = np.empty_like(rhs)
-            for j in range(rhs.shape[1]):
-                solution = _conjugate_gradients(matrix, rhs[:, j], previous[:, j].copy(), stale)
-                if solution is None:
-                    return None
-                weights[:, j] = solution
+            weights[:, j] = solution
         self.counters["stale"] += 1
         self.counters["iterations"] += stale.last_iterations
         return weights

@@ -445,15 +445,9 @@ class PolynomialOrderSelector(base.Classifier):
         if predictions is None:
             return
         extra = {} if weight == 1.0 else {"w": weight}
-        if self._window is None and not extra:  # the usual case: river's update, directly
-            scores = self.scores
-            for key, y_pred in zip(self._candidates, predictions):
-                if y_pred is not None and y_pred != {}:
-                    scores[key].update(y, y_pred)
-        else:
-            for key, y_pred in zip(self._candidates, predictions):
-                if y_pred is not None and y_pred != {}:
-                    self._update_score(key, y, y_pred, extra)
+        for key, y_pred in zip(self._candidates, predictions):
+            if y_pred is not None and y_pred != {}:
+                self._update_score(key, y, y_pred, extra)
         # The highest score (lowest if smaller is better); strict comparison, so ties keep the
         # first candidate. One get() each: river's GeometricMean.get() is not cheap.
         sign = 1.0 if self._metric.bigger_is_better else -1.0
