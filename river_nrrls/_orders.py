@@ -61,10 +61,10 @@ What was tried and measured before this (one BLAS thread, 403 columns; CPU micro
 
 **Cost** (``benchmarks/results/selector.md``, mean aggregate, orders 1 to 6, per sample against
 the order-6 pipeline, the models timed in turns): 1.66 times at 8 inputs (95 columns: every
-order direct, as the pipeline is), 1.96 times at 20 (227 columns: a factorisation of 227
+order direct, as the pipeline is), 1.93 times at 20 (227 columns: a factorisation of 227
 columns costs as much as the stale solves of the orders of 104 to 227 columns, so every order
 is direct) and 1.90 times at 36 (403 columns: orders 1 and 2 direct, 111 columns; orders 3 to 6
-on their stale factors); 1.63-1.66, 1.94-1.96 and 1.82-1.90 over three runs. With two classes
+on their stale factors); 1.63-1.66, 1.93-1.96 and 1.82-1.90 over four runs. With two classes
 the highest order's M and r are assembled once (`_pair_system`) and every other order's (the
 direct block's too) are their leading blocks, read in place: the wide orders' solvers take
 their stale-factor step on them directly (`SystemSolver.stale_pair_columns`, without

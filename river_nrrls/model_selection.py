@@ -156,8 +156,8 @@ class PolynomialOrderSelector(base.Classifier):
     ``PolynomialExtender(degree=r) | NRRLS(...)`` would, on every sample (the weights agree to
     rounding, or to the stale-factor solver's tolerance as the pipeline's: the same systems,
     their columns in another order). With orders 1 to 6 the selector costs 1.66 times the
-    order-6 pipeline at 8 inputs (95 columns; the independent pipelines: 4.4 times), 1.96 at 20
-    (227 columns; independent: 4.0) and 1.90 at 36 (403 columns; independent: 3.4;
+    order-6 pipeline at 8 inputs (95 columns; the independent pipelines: 4.5 times), 1.93 at 20
+    (227 columns; independent: 4.0) and 1.90 at 36 (403 columns; independent: 3.3;
     ``benchmarks/results/selector.md``, ``river_nrrls/_orders.py`` for where the time goes).
     Any other classifier (or ``solver="woodbury"``) runs one independent pipeline per order,
     whose cost is that of all the pipelines together.
