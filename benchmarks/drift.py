@@ -128,7 +128,10 @@ def build_stream(name: str, n: int, seed: int) -> tuple:
     stream = parts[0]
     for k, (part, position) in enumerate(zip(parts[1:], drift_positions(n))):
         stream = synth.ConceptDriftStream(
-            stream=stream, drift_stream=part, position=position, width=width,
+            stream=stream,
+            drift_stream=part,
+            position=position,
+            width=width,
             seed=1000 * seed + 100 + k,
         )
     return tuple((_scale(x, kind), bool(y)) for x, y in itertools.islice(stream, n))
@@ -153,8 +156,9 @@ def make_model(name: str, forgetting: float = 1.0, arf_models: int = 10):
     raise ValueError(f"unknown model {name!r}")
 
 
-def run_model(stream: str, n: int, seed: int, model_name: str, forgetting: float = 1.0,
-              arf_models: int = 10) -> dict:
+def run_model(
+    stream: str, n: int, seed: int, model_name: str, forgetting: float = 1.0, arf_models: int = 10
+) -> dict:
     """Prequential run: the predictions (``None`` -> False), time and model replacements."""
     data = get_stream(stream, n, seed)
     model = make_model(model_name, forgetting, arf_models)
@@ -170,8 +174,13 @@ def run_model(stream: str, n: int, seed: int, model_name: str, forgetting: float
             wrapped = model.model
     seconds = time.perf_counter() - started
     return {
-        "stream": stream, "seed": seed, "model": model_name, "forgetting": forgetting,
-        "predictions": predictions, "seconds": seconds, "replacements": replacements,
+        "stream": stream,
+        "seed": seed,
+        "model": model_name,
+        "forgetting": forgetting,
+        "predictions": predictions,
+        "seconds": seconds,
+        "replacements": replacements,
     }
 
 
@@ -192,9 +201,11 @@ def gmean(labels: np.ndarray, predictions: np.ndarray) -> float:
     return float(np.sqrt(tpr * tnr))
 
 
-def rolling_gmean(labels: np.ndarray, predictions: np.ndarray, window: int,
-                  step: int) -> tuple[np.ndarray, np.ndarray]:
+def rolling_gmean(
+    labels: np.ndarray, predictions: np.ndarray, window: int, step: int
+) -> tuple[np.ndarray, np.ndarray]:
     """G-mean over the windows [t - window, t), t = window, window + step, ..."""
+
     def window_sums(values: np.ndarray) -> np.ndarray:
         total = np.concatenate([[0], np.cumsum(values)])
         return total[ends] - total[ends - window]
@@ -214,8 +225,10 @@ def summarise(run: dict, labels: np.ndarray, window: int, after: int) -> dict:
         overall.update(y, p)
     assert abs(overall.get() - gmean(labels, predictions)) < 1e-12  # river's metric agrees
     _, blocks = rolling_gmean(labels, predictions, window, window)
-    post = [gmean(labels[d : d + after], predictions[d : d + after])
-            for d in drift_positions(len(labels))]
+    post = [
+        gmean(labels[d : d + after], predictions[d : d + after])
+        for d in drift_positions(len(labels))
+    ]
     return {
         "overall": overall.get(),
         "windows": float(np.mean(blocks)),
@@ -230,8 +243,9 @@ def summarise(run: dict, labels: np.ndarray, window: int, after: int) -> dict:
 # ----------------------------------------------------------------- reports
 
 
-def markdown(summaries: dict, tuning: dict, chosen: dict, args, n: int, seconds: float,
-             command: str) -> str:
+def markdown(
+    summaries: dict, tuning: dict, chosen: dict, args, n: int, seconds: float, command: str
+) -> str:
     lines = [
         "# NR-RLS on drifting, imbalanced streams",
         "",
@@ -271,8 +285,9 @@ def markdown(summaries: dict, tuning: dict, chosen: dict, args, n: int, seconds:
             "| Model | G-mean | windows | after drifts | replaced | time (s) | us/sample |",
             "|---|---|---|---|---|---|---|",
         ]
-        best = {key: max(r[key] for r in rows.values()) for key in ("overall", "windows",
-                                                                   "after_drift")}
+        best = {
+            key: max(r[key] for r in rows.values()) for key in ("overall", "windows", "after_drift")
+        }
         for model, row in rows.items():
             cells = []
             for key in ("overall", "windows", "after_drift"):
@@ -283,7 +298,8 @@ def markdown(summaries: dict, tuning: dict, chosen: dict, args, n: int, seconds:
                 name += " (tuned)"
             replaced = str(row["replacements"]) if model in WRAPPED else "-"
             lines.append(
-                f"| {name} | " + " | ".join(cells)
+                f"| {name} | "
+                + " | ".join(cells)
                 + f" | {replaced} | {row['seconds']:.1f} | {row['us_per_sample']:.0f} |"
             )
         lines.append("")
@@ -329,9 +345,13 @@ def plot(curves: dict, chosen: dict, n: int, args, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     styles = {
-        "NRRLS l=1": ("tab:gray", "-"), "NRRLS l=tuned": ("tab:blue", "-"),
-        "NRRLS+ADWIN": ("tab:green", "-"), "NRRLS+DDM": ("tab:olive", "-"),
-        "LogReg": ("tab:purple", "--"), "HAT": ("tab:orange", "--"), "ARF": ("tab:red", "--"),
+        "NRRLS l=1": ("tab:gray", "-"),
+        "NRRLS l=tuned": ("tab:blue", "-"),
+        "NRRLS+ADWIN": ("tab:green", "-"),
+        "NRRLS+DDM": ("tab:olive", "-"),
+        "LogReg": ("tab:purple", "--"),
+        "HAT": ("tab:orange", "--"),
+        "ARF": ("tab:red", "--"),
     }
     figure, axes = plt.subplots(len(curves), 1, figsize=(11, 3.4 * len(curves)), squeeze=False)
     for ax, (stream, models) in zip(axes[:, 0], curves.items()):
@@ -353,8 +373,7 @@ def plot(curves: dict, chosen: dict, n: int, args, path: Path) -> None:
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("samples (drifts: dotted lines; gradual transitions shaded)")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8,
-                  frameon=False)
+    figure.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
     figure.tight_layout(rect=(0, 0.04, 1, 1))
     figure.savefig(path, dpi=90)
     plt.close(figure)
@@ -366,13 +385,21 @@ def plot(curves: dict, chosen: dict, n: int, args, path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="6,000-sample streams, prints only")
-    parser.add_argument("--samples", type=int, default=None,
-                        help="samples per stream (default 100,000; 6,000 with --quick)")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=None,
+        help="samples per stream (default 100,000; 6,000 with --quick)",
+    )
     parser.add_argument("--arf-models", type=int, default=10, help="trees of ARF (default 10)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--output", type=Path, default=None,
-                        help=f"folder of the results (default: {RESULTS} for a full run; "
-                        "--quick only prints unless --output is given)")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help=f"folder of the results (default: {RESULTS} for a full run; "
+        "--quick only prints unless --output is given)",
+    )
     args = parser.parse_args(argv)
     n = args.samples or (6_000 if args.quick else 100_000)
     args.window = 500 if args.quick else 2_000
@@ -390,8 +417,9 @@ def main(argv: list[str] | None = None) -> None:
 
     # 2. Tuning runs and the models that need no tuning; the slowest first.
     jobs = [(s, n, TUNING_SEED, "NRRLS l=tuned", lam) for s in STREAMS for lam in FORGETTING_GRID]
-    jobs += [(s, n, EVALUATION_SEED, m, 1.0) for s in STREAMS for m in MODELS
-             if m != "NRRLS l=tuned"]
+    jobs += [
+        (s, n, EVALUATION_SEED, m, 1.0) for s in STREAMS for m in MODELS if m != "NRRLS l=tuned"
+    ]
     jobs.sort(key=lambda job: {"ARF": 0, "HAT": 1}.get(job[3], 2))
     runs = _run_all(jobs, args)
     tuning = {s: {} for s in STREAMS}
@@ -399,8 +427,7 @@ def main(argv: list[str] | None = None) -> None:
         if run["seed"] == TUNING_SEED:
             labels = labels_of(run["stream"], n, TUNING_SEED)
             tuning[run["stream"]][run["forgetting"]] = gmean(labels, run["predictions"])
-    chosen = {s: max(FORGETTING_GRID, key=lambda lam, s=s: (tuning[s][lam], lam))
-              for s in STREAMS}
+    chosen = {s: max(FORGETTING_GRID, key=lambda lam, s=s: (tuning[s][lam], lam)) for s in STREAMS}
     print("chosen l: " + ", ".join(f"{s} {lam:g}" for s, lam in chosen.items()), flush=True)
 
     # 3. The tuned NR-RLS on the evaluation streams.
@@ -409,10 +436,12 @@ def main(argv: list[str] | None = None) -> None:
     summaries, curves = {}, {}
     for stream in STREAMS:
         labels = labels_of(stream, n, EVALUATION_SEED)
-        by_model = {r["model"]: r for r in runs
-                    if r["stream"] == stream and r["seed"] == EVALUATION_SEED}
-        summaries[stream] = {m: summarise(by_model[m], labels, args.window, args.after)
-                             for m in MODELS}
+        by_model = {
+            r["model"]: r for r in runs if r["stream"] == stream and r["seed"] == EVALUATION_SEED
+        }
+        summaries[stream] = {
+            m: summarise(by_model[m], labels, args.window, args.after) for m in MODELS
+        }
         curves[stream] = {}
         for m in MODELS:
             ends, values = rolling_gmean(labels, by_model[m]["predictions"], args.window, step)
@@ -446,8 +475,11 @@ def _run_all(jobs: list[tuple], args) -> list[dict]:
         futures = [pool.submit(_run_job, job, args.arf_models) for job in jobs]
         for future in concurrent.futures.as_completed(futures):
             run = future.result()
-            print(f"  {run['stream']:<18} seed {run['seed']} {run['model']:<14} "
-                  f"l={run['forgetting']:<7g} {run['seconds']:6.1f} s", flush=True)
+            print(
+                f"  {run['stream']:<18} seed {run['seed']} {run['model']:<14} "
+                f"l={run['forgetting']:<7g} {run['seconds']:6.1f} s",
+                flush=True,
+            )
             runs.append(run)
     return runs
 

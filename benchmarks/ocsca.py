@@ -241,11 +241,14 @@ def markdown(runs: list[dict], scenarios: list[str], seconds: float, command: st
             for m in METHODS:
                 text = f"{costs[m]:.3f} / {100 * _mean(run['results'][m], 0):.1f}%"
                 cells.append(f"**{text}**" if costs[m] == best else text)
-            lines.append(f"| {run['name']} | {run['n']} ({run['n_true']}) | " + " | ".join(cells)
-                         + " |")
+            lines.append(
+                f"| {run['name']} | {run['n']} ({run['n_true']}) | " + " | ".join(cells) + " |"
+            )
         averages = {
-            m: (statistics.fmean(_mean(r["results"][m], 1) for r in chunk),
-                statistics.fmean(_mean(r["results"][m], 0) for r in chunk))
+            m: (
+                statistics.fmean(_mean(r["results"][m], 1) for r in chunk),
+                statistics.fmean(_mean(r["results"][m], 0) for r in chunk),
+            )
             for m in METHODS
         }
         lines.append(
@@ -253,13 +256,20 @@ def markdown(runs: list[dict], scenarios: list[str], seconds: float, command: st
             + " | ".join(f"{averages[m][0]:.3f} / {100 * averages[m][1]:.1f}%" for m in METHODS)
             + " |"
         )
-        lines += ["", "Data sets on which the row method has a lower mean cost than the column "
-                  "method (of " + str(len(chunk)) + "):", "",
-                  "| | " + " | ".join(METHODS) + " |", "|---|" + "---|" * len(METHODS)]
+        lines += [
+            "",
+            "Data sets on which the row method has a lower mean cost than the column "
+            "method (of " + str(len(chunk)) + "):",
+            "",
+            "| | " + " | ".join(METHODS) + " |",
+            "|---|" + "---|" * len(METHODS),
+        ]
         for a in METHODS:
             wins = [
                 sum(_mean(r["results"][a], 1) < _mean(r["results"][b], 1) for r in chunk)
-                if a != b else "" for b in METHODS
+                if a != b
+                else ""
+                for b in METHODS
             ]
             lines.append(f"| {a} | " + " | ".join(map(str, wins)) + " |")
         choices = []
@@ -268,22 +278,24 @@ def markdown(runs: list[dict], scenarios: list[str], seconds: float, command: st
             choices.append(
                 f"{method}: " + ", ".join(f"{v:g} x{c}" for v, c in sorted(counter.items()))
             )
-        lines += ["", "Hyper-parameters chosen by the inner validation (value x number of folds): "
-                  + "; ".join(choices) + ".", ""]
+        lines += [
+            "",
+            "Hyper-parameters chosen by the inner validation (value x number of folds): "
+            + "; ".join(choices)
+            + ".",
+            "",
+        ]
         lines.append(f"![costs and accuracies, scenario {scenario}](ocsca_{scenario}.png)")
     lines += ["", "## Summary", ""]
     for scenario in scenarios:
         chunk = [r for r in runs if r["scenario"] == scenario]
         averages = ", ".join(
-            f"{m} {statistics.fmean(_mean(r['results'][m], 1) for r in chunk):.3f}"
-            for m in METHODS
+            f"{m} {statistics.fmean(_mean(r['results'][m], 1) for r in chunk):.3f}" for m in METHODS
         )
         ocsca_wins = sum(
             _mean(r["results"]["OCSCA"], 1) < _mean(r["results"]["CSOGD"], 1) for r in chunk
         )
-        f0_wins = sum(
-            _mean(r["results"]["OCSCA"], 1) < _mean(r["results"]["f0"], 1) for r in chunk
-        )
+        f0_wins = sum(_mean(r["results"]["OCSCA"], 1) < _mean(r["results"]["f0"], 1) for r in chunk)
         lines.append(
             f"* Scenario {scenario}, average cost over the {len(chunk)} data sets: {averages}. "
             f"OCSCA costs less than CSOGD on {ocsca_wins} and less than f0 alone on {f0_wins}."
@@ -333,15 +345,21 @@ def box_plots(runs: list[dict], scenario: str, path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", help="comma-separated names (default: all)")
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
-                        help=f"comma-separated, among {', '.join(SCENARIOS)}")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"only {', '.join(QUICK_DATASETS)}")
+    parser.add_argument(
+        "--scenarios",
+        default=",".join(SCENARIOS),
+        help=f"comma-separated, among {', '.join(SCENARIOS)}",
+    )
+    parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_DATASETS)}")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", type=Path, default=None,
-                        help=f"folder of the results (default: {RESULTS} for a full run; a "
-                        "partial run only prints unless --output is given)")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help=f"folder of the results (default: {RESULTS} for a full run; a "
+        "partial run only prints unless --output is given)",
+    )
     args = parser.parse_args(argv)
 
     if args.datasets:
@@ -365,8 +383,10 @@ def main(argv: list[str] | None = None) -> None:
         for future in concurrent.futures.as_completed(futures):
             run = future.result()
             costs = "  ".join(f"{m} {_mean(run['results'][m], 1):.3f}" for m in METHODS)
-            print(f"[{run['scenario']}] {run['name']:<22} {run['seconds']:6.1f} s   cost: {costs}",
-                  flush=True)
+            print(
+                f"[{run['scenario']}] {run['name']:<22} {run['seconds']:6.1f} s   cost: {costs}",
+                flush=True,
+            )
             runs.append(run)
     seconds = time.perf_counter() - started
     order = {name: i for i, name in enumerate(names)}

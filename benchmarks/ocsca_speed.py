@@ -230,8 +230,8 @@ def main(argv=None) -> int:
     if not args.quick:
         versions = next(iter(runs["one BLAS thread"].values()))["versions"]
         code_note = (
-            f"\"before\" is the package of {_describe(args.before)} (the code before the change), "
-            "\"after\" this checkout's; "
+            f'"before" is the package of {_describe(args.before)} (the code before the change), '
+            '"after" this checkout\'s; '
             if args.before
             else ""
         )
@@ -244,14 +244,12 @@ def main(argv=None) -> int:
             f"{code_note}microseconds per prequential step (predict_one then learn_one), best of "
             f"{args.rounds} worker processes (the codes taking turns) x 5 repeats of 1,000 steps "
             "after 2,000 untimed warm-up steps, models interleaved. "
-            "\"OCSCA own\" wraps a do-nothing base model: the cost of the adaptation itself. "
-            "\"k dict look-ups\" is the time to look the sample's k = 200 keys up once in a "
+            '"OCSCA own" wraps a do-nothing base model: the cost of the adaptation itself. '
+            '"k dict look-ups" is the time to look the sample\'s k = 200 keys up once in a '
             "dict of D features (keys as the stream gives them): the floor of any encoding of "
             "a dict sample, O(k) operations whose cost grows with D only because the dict "
             "outgrows the CPU caches (river's LogisticRegression pays it too, in its weight "
-            "dict).\n\n"
-            + body
-            + "\n"
+            "dict).\n\n" + body + "\n"
         )
         print(f"wrote {RESULTS}")
     return 0

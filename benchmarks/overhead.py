@@ -152,8 +152,7 @@ def drift_threshold(thresholds=(0.01, 0.02, 0.05, 0.1), repeats: int = 3) -> lis
         iterations = counters["iterations"] / max(1, counters["stale"])
         mark = " (default)" if threshold == default else ""
         out.append(
-            [f"{threshold}{mark}", f"{us:.0f}", f"{iterations:.2f}"]
-            + [counters["refactor"]]
+            [f"{threshold}{mark}", f"{us:.0f}", f"{iterations:.2f}"] + [counters["refactor"]]
         )
     return out
 

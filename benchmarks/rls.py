@@ -79,8 +79,9 @@ class PadasipRLS(base.Regressor):
     def __init__(self, features: list, forgetting: float = 1.0):
         self.features = list(features)
         self.forgetting = forgetting
-        self.filter = padasip.filters.FilterRLS(len(features) + 1, mu=forgetting, eps=1.0,
-                                                w="zeros")
+        self.filter = padasip.filters.FilterRLS(
+            len(features) + 1, mu=forgetting, eps=1.0, w="zeros"
+        )
 
     def _array(self, x: dict) -> np.ndarray:
         return np.array([1.0] + [float(x.get(f, 0.0)) for f in self.features])

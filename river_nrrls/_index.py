@@ -91,8 +91,10 @@ def _placement(columns: list[int]) -> slice | list[int]:
     """Where values go in a dense vector: the slice that ``columns`` span when they are
     consecutive (the usual dense stream, whose keys come in index order: a slice assignment is
     faster), else the columns themselves."""
-    if columns and columns[-1] - columns[0] == len(columns) - 1 and columns == list(
-        range(columns[0], columns[-1] + 1)
+    if (
+        columns
+        and columns[-1] - columns[0] == len(columns) - 1
+        and columns == list(range(columns[0], columns[-1] + 1))
     ):
         return slice(columns[0], columns[-1] + 1)
     return columns
@@ -281,6 +283,7 @@ class _SparseMemo(typing.NamedTuple):
 # A record without the NamedTuple's Python-level __new__ (a third of its cost, per sample)
 _new_sample = tuple.__new__
 
+
 def _refuse_reentry() -> typing.NoReturn:
     raise RuntimeError(
         "the model changed while x was being encoded (a key's __eq__/__hash__ or a value's "
@@ -323,7 +326,6 @@ def _columns_of(position: dict, names: typing.Iterable) -> list[int]:
 
 
 class FeatureIndex:
-
     """Feature name -> dense column, the shared dict <-> numpy mapping.
 
     Parameters
@@ -389,9 +391,7 @@ class FeatureIndex:
         """Renumber the features: ``features``, a permutation of the index's, get the columns
         from ``offset`` on in that order. The remembered encodings (of the old columns) are let
         go."""
-        if sorted(map(self.position.__getitem__, features)) != list(
-            range(self.offset, self.size)
-        ):
+        if sorted(map(self.position.__getitem__, features)) != list(range(self.offset, self.size)):
             raise ValueError("reorder needs a permutation of the index's features")
         self.features = list(features)
         self.position = {feature: self.offset + j for j, feature in enumerate(self.features)}

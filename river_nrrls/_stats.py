@@ -121,9 +121,9 @@ def _refuse_out_of_range(totals: np.ndarray, name_of: ColumnNamer, where: str = 
     """`refuse_out_of_range` for an augmented class scatter: column 0 is the class mass."""
     refuse_out_of_range(
         totals,
-        lambda column: "the class mass (the sum of the sample weights)"
-        if column == 0
-        else name_of(column),
+        lambda column: (
+            "the class mass (the sum of the sample weights)" if column == 0 else name_of(column)
+        ),
         where,
     )
 

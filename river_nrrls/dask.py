@@ -75,6 +75,7 @@ def _check_aligned(series: typing.Any, frame: typing.Any, name: str) -> None:
         if tuple(frame.divisions) != tuple(series.divisions):
             raise ValueError(f"{name} and frame have different divisions")
 
+
 def _fit_partition(
     X: pd.DataFrame,
     y: pd.Series,

@@ -569,8 +569,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         column = int(np.argmax(np.where(np.isnan(terms), np.inf, terms)))
         name = "the intercept" if column == 0 else f"feature {self._index.feature_at(column)!r}"
         raise ValueError(
-            f"the outputs overflow{where}: {name} has a value too large "
-            "for the model's weights"
+            f"the outputs overflow{where}: {name} has a value too large for the model's weights"
         )
 
     def decision_one(self, x: dict) -> dict[typing.Hashable, float]:

@@ -468,8 +468,10 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
                 mean += (squared_norm - mean) / n_norms  # m_t
                 alpha = SCALE_ALPHA / mean  # alpha_t = 0.05 / m_t
             current = weights_at(self._w, columns, new)  # w_{t-1} at the columns of x_t
-            f_t = self._base_score(base_x, kwargs) + exact_dot(current, values) + (
-                self._bias * self._constant
+            f_t = (
+                self._base_score(base_x, kwargs)
+                + exact_dot(current, values)
+                + (self._bias * self._constant)
             )  # f0(x_t) + w_{t-1} . x_t
             tau_prime = (1.0 - y_t * f_t) / squared_norm  # tau'_t
             cap = alpha * cost if cost > 0.0 else 0.0  # alpha C_t (0 at C_t = 0, alpha_t inf too)

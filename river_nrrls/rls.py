@@ -537,8 +537,9 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         columns = len(row) - 1
         if not columns:  # no intercept and no feature: nothing to solve
             return
-        solution, info = lapack.dtrtrs(factor[:, :columns], factor[:columns, columns], 0, 0, 0,
-                                       columns + 1)
+        solution, info = lapack.dtrtrs(
+            factor[:, :columns], factor[:columns, columns], 0, 0, 0, columns + 1
+        )
         if info or not math.isfinite(blas.ddot(solution, solution)):
             self._solve()  # a zero pivot: the careful way
         else:
@@ -744,7 +745,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         penalised = self._solution[self._penalised(size)]
         with np.errstate(over="ignore"):
             # rho^2 = RSS + l2_t |w|^2 (the stored scale), so RSS = rho^2 - l2_t |w|^2
-            rss = (factor[size, size] ** 2 - self._penalty * float(penalised @ penalised))
+            rss = factor[size, size] ** 2 - self._penalty * float(penalised @ penalised)
         mass = self.n_samples
         if mass <= size:  # no estimate yet: as many columns as samples (or more)
             return 1.0

@@ -271,8 +271,9 @@ def _arow_reference(stream, r, variance, diagonal, intercept):
     return state
 
 
-def _acog_reference(stream, learning_rate, gamma, metric, positive_weight, loss, diagonal,
-                    intercept):
+def _acog_reference(
+    stream, learning_rate, gamma, metric, positive_weight, loss, diagonal, intercept
+):
     state = _Gaussian(1.0, diagonal, intercept)
     n_pos = n_neg = 0
     for features, label in stream:
@@ -349,30 +350,54 @@ def _prior_variance(model) -> float:
 
 
 SECOND_ORDER_CASES = [
-    (CWClassifier, {}, _cw_reference,
-     {"confidence": 0.7, "variance": 1.0, "variant": "exact"}),
-    (CWClassifier, {"confidence": 0.9, "initial_variance": 0.5}, _cw_reference,
-     {"confidence": 0.9, "variance": 0.5, "variant": "exact"}),
-    (CWClassifier, {"variant": "variance"}, _cw_reference,
-     {"confidence": 0.7, "variance": 1.0, "variant": "variance"}),
+    (CWClassifier, {}, _cw_reference, {"confidence": 0.7, "variance": 1.0, "variant": "exact"}),
+    (
+        CWClassifier,
+        {"confidence": 0.9, "initial_variance": 0.5},
+        _cw_reference,
+        {"confidence": 0.9, "variance": 0.5, "variant": "exact"},
+    ),
+    (
+        CWClassifier,
+        {"variant": "variance"},
+        _cw_reference,
+        {"confidence": 0.7, "variance": 1.0, "variant": "variance"},
+    ),
     (AROWClassifier, {}, _arow_reference, {"r": 1.0, "variance": 1.0}),
-    (AROWClassifier, {"r": 0.3, "initial_variance": 2.0}, _arow_reference,
-     {"r": 0.3, "variance": 2.0}),
-    (ACOGClassifier, {}, _acog_reference,
-     {"learning_rate": 1.0, "gamma": 1.0, "metric": "sum", "positive_weight": 0.5,
-      "loss": "II"}),
-    (ACOGClassifier, {"loss": "I", "positive_weight": 0.3, "gamma": 0.5}, _acog_reference,
-     {"learning_rate": 1.0, "gamma": 0.5, "metric": "sum", "positive_weight": 0.3,
-      "loss": "I"}),
-    (ACOGClassifier, {"metric": "cost", "positive_weight": 0.8, "learning_rate": 0.4},
-     _acog_reference,
-     {"learning_rate": 0.4, "gamma": 1.0, "metric": "cost", "positive_weight": 0.8,
-      "loss": "II"}),
+    (
+        AROWClassifier,
+        {"r": 0.3, "initial_variance": 2.0},
+        _arow_reference,
+        {"r": 0.3, "variance": 2.0},
+    ),
+    (
+        ACOGClassifier,
+        {},
+        _acog_reference,
+        {"learning_rate": 1.0, "gamma": 1.0, "metric": "sum", "positive_weight": 0.5, "loss": "II"},
+    ),
+    (
+        ACOGClassifier,
+        {"loss": "I", "positive_weight": 0.3, "gamma": 0.5},
+        _acog_reference,
+        {"learning_rate": 1.0, "gamma": 0.5, "metric": "sum", "positive_weight": 0.3, "loss": "I"},
+    ),
+    (
+        ACOGClassifier,
+        {"metric": "cost", "positive_weight": 0.8, "learning_rate": 0.4},
+        _acog_reference,
+        {
+            "learning_rate": 0.4,
+            "gamma": 1.0,
+            "metric": "cost",
+            "positive_weight": 0.8,
+            "loss": "II",
+        },
+    ),
 ]
 
 
-@pytest.mark.parametrize(("klass", "params", "reference", "reference_params"),
-                         SECOND_ORDER_CASES)
+@pytest.mark.parametrize(("klass", "params", "reference", "reference_params"), SECOND_ORDER_CASES)
 @pytest.mark.parametrize("diagonal", [False, True])
 @pytest.mark.parametrize("intercept", [False, True])
 def test_second_order_match_hand_computed_updates(
@@ -394,15 +419,19 @@ def test_second_order_match_hand_computed_updates(
             intercept + FEATURES.index(name) for name in model._index.features
         ]
         np.testing.assert_allclose(
-            np.triu(model._covariance), np.triu(state.full_sigma()[np.ix_(order, order)]),
-            rtol=1e-10, atol=1e-13,
+            np.triu(model._covariance),
+            np.triu(state.full_sigma()[np.ix_(order, order)]),
+            rtol=1e-10,
+            atol=1e-13,
         )
         assert dim == len(order)
 
 
 def test_diagonal_equals_full_with_one_feature():
-    stream = [({"a": value}, label) for value, label in
-              [(0.5, True), (-1.0, False), (2.0, True), (0.1, False), (0.3, True)]]
+    stream = [
+        ({"a": value}, label)
+        for value, label in [(0.5, True), (-1.0, False), (2.0, True), (0.1, False), (0.3, True)]
+    ]
     for klass in (CWClassifier, AROWClassifier, ACOGClassifier):
         full, diagonal = klass(), klass(diagonal=True)
         for x, y in stream:
@@ -457,9 +486,15 @@ def test_second_order_rejects_other_labels(klass, label):
 # ------------------------------------------------------------ bad input, parameters
 
 ALL_ESTIMATORS = [
-    ARRLS(), IRRLS(), ARRLS(intercept=False), CWClassifier(), CWClassifier(diagonal=True),
-    AROWClassifier(), AROWClassifier(diagonal=True), ACOGClassifier(), ACOGClassifier(
-        diagonal=True),
+    ARRLS(),
+    IRRLS(),
+    ARRLS(intercept=False),
+    CWClassifier(),
+    CWClassifier(diagonal=True),
+    AROWClassifier(),
+    AROWClassifier(diagonal=True),
+    ACOGClassifier(),
+    ACOGClassifier(diagonal=True),
 ]
 
 
@@ -526,17 +561,27 @@ def test_least_squares_reject_unhashable_labels(klass):
 @pytest.mark.parametrize(
     ("klass", "params"),
     [
-        (ARRLS, {"l2": 0.0}), (ARRLS, {"l2": -1.0}), (ARRLS, {"eta": 0.0}),
-        (ARRLS, {"tau": float("nan")}), (ARRLS, {"l2": float("inf")}),
-        (IRRLS, {"l2": 0.0}), (IRRLS, {"eta": -1.0}),
-        (CWClassifier, {"confidence": 0.5}), (CWClassifier, {"confidence": 1.0}),
-        (CWClassifier, {"confidence": 0.3}), (CWClassifier, {"initial_variance": 0.0}),
+        (ARRLS, {"l2": 0.0}),
+        (ARRLS, {"l2": -1.0}),
+        (ARRLS, {"eta": 0.0}),
+        (ARRLS, {"tau": float("nan")}),
+        (ARRLS, {"l2": float("inf")}),
+        (IRRLS, {"l2": 0.0}),
+        (IRRLS, {"eta": -1.0}),
+        (CWClassifier, {"confidence": 0.5}),
+        (CWClassifier, {"confidence": 1.0}),
+        (CWClassifier, {"confidence": 0.3}),
+        (CWClassifier, {"initial_variance": 0.0}),
         (CWClassifier, {"variant": "full"}),
-        (AROWClassifier, {"r": 0.0}), (AROWClassifier, {"r": -2.0}),
+        (AROWClassifier, {"r": 0.0}),
+        (AROWClassifier, {"r": -2.0}),
         (AROWClassifier, {"initial_variance": -1.0}),
-        (ACOGClassifier, {"learning_rate": 0.0}), (ACOGClassifier, {"gamma": -1.0}),
-        (ACOGClassifier, {"metric": "mean"}), (ACOGClassifier, {"loss": "III"}),
-        (ACOGClassifier, {"positive_weight": 0.0}), (ACOGClassifier, {"positive_weight": 1.0}),
+        (ACOGClassifier, {"learning_rate": 0.0}),
+        (ACOGClassifier, {"gamma": -1.0}),
+        (ACOGClassifier, {"metric": "mean"}),
+        (ACOGClassifier, {"loss": "III"}),
+        (ACOGClassifier, {"positive_weight": 0.0}),
+        (ACOGClassifier, {"positive_weight": 1.0}),
     ],
 )
 def test_invalid_parameters_raise_value_error(klass, params):
@@ -548,8 +593,11 @@ def test_invalid_parameters_raise_value_error(klass, params):
 @pytest.mark.parametrize(
     ("klass", "params"),
     [
-        (ARRLS, {"l2": "1"}), (IRRLS, {"intercept": 1}), (CWClassifier, {"diagonal": "no"}),
-        (AROWClassifier, {"r": None}), (ACOGClassifier, {"intercept": None}),
+        (ARRLS, {"l2": "1"}),
+        (IRRLS, {"intercept": 1}),
+        (CWClassifier, {"diagonal": "no"}),
+        (AROWClassifier, {"r": None}),
+        (ACOGClassifier, {"intercept": None}),
         (CWClassifier, {"confidence": True}),
     ],
 )

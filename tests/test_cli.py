@@ -91,8 +91,16 @@ def test_evaluate_default_prints_table_with_both_models(capsys):
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith(f"Pima (shuffled, seed 42): {LIMIT} samples, 8 features")
-    assert lines[1].split() == ["model", "G-mean", "balanced", "acc.", "accuracy", "time", "(s)",
-                                "memory"]
+    assert lines[1].split() == [
+        "model",
+        "G-mean",
+        "balanced",
+        "acc.",
+        "accuracy",
+        "time",
+        "(s)",
+        "memory",
+    ]
     assert [line.split()[0] for line in lines[2:]] == ["nrrls", "lr", "lr-std"]
     for line in lines[2:]:
         cells = line.split()
@@ -120,8 +128,9 @@ def test_module_runs_as_a_subprocess():
 
 @pytest.mark.parametrize("limit", [57, 300])
 def test_printed_scores_equal_progressive_val_score(capsys, limit):
-    code, out, _ = _run(capsys, "evaluate", "--limit", str(limit), "--format", "csv",
-                        "--models", "nrrls,lr")
+    code, out, _ = _run(
+        capsys, "evaluate", "--limit", str(limit), "--format", "csv", "--models", "nrrls,lr"
+    )
     assert code == 0
     table = _csv_table(out)
     g_mean = metrics.GeometricMean()
@@ -130,8 +139,9 @@ def test_printed_scores_equal_progressive_val_score(capsys, limit):
     # every metric of every model against an independent plain loop
     for name, model in (("nrrls", NRRLS()), ("lr", linear_model.LogisticRegression())):
         expected = _reference_scores(model, _pima(limit))
-        printed = [float(table[name][column])
-                   for column in ("g_mean", "balanced_accuracy", "accuracy")]
+        printed = [
+            float(table[name][column]) for column in ("g_mean", "balanced_accuracy", "accuracy")
+        ]
         assert printed == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
@@ -159,8 +169,18 @@ def test_memory_is_the_trained_model_size(capsys):
 def test_dataset_name_is_case_insensitive(capsys):
     outputs = []
     for name in ("pima", "PIMA", "Pima-diabetes"):
-        code, out, _ = _run(capsys, "evaluate", "--dataset", name, "--limit", "80",
-                            "--format", "csv", "--models", "nrrls")
+        code, out, _ = _run(
+            capsys,
+            "evaluate",
+            "--dataset",
+            name,
+            "--limit",
+            "80",
+            "--format",
+            "csv",
+            "--models",
+            "nrrls",
+        )
         assert code == 0
         outputs.append(_csv_table(out)["nrrls"]["g_mean"])
     assert len(set(outputs)) == 1
@@ -173,8 +193,9 @@ def test_shuffle_options(capsys):
     the file order and --seed changes the order."""
     scores = {}
     for options in ((), ("--no-shuffle",), ("--seed", "7")):
-        code, out, _ = _run(capsys, "evaluate", "--limit", "120", "--format", "csv",
-                            "--models", "nrrls", *options)
+        code, out, _ = _run(
+            capsys, "evaluate", "--limit", "120", "--format", "csv", "--models", "nrrls", *options
+        )
         assert code == 0
         scores[options] = float(_csv_table(out)["nrrls"]["g_mean"])
     for options, seed in (((), 42), (("--no-shuffle",), None), (("--seed", "7"), 7)):
@@ -207,8 +228,9 @@ def test_bad_limit_exits_2(capsys, limit):
 
 
 def test_models_are_deduplicated_and_ordered(capsys):
-    code, out, _ = _run(capsys, "evaluate", "--limit", "60", "--format", "csv",
-                        "--models", "LR, rls,gnb,lr")
+    code, out, _ = _run(
+        capsys, "evaluate", "--limit", "60", "--format", "csv", "--models", "LR, rls,gnb,lr"
+    )
     assert code == 0
     assert list(_csv_table(out)) == ["lr", "rls", "gnb"]
 
@@ -272,11 +294,22 @@ def test_progress_bar_only_on_a_terminal_or_when_asked(capsys, monkeypatch):
 
 def test_csv_of_a_bundled_dataset_gives_the_same_scores(capsys, tmp_path):
     path = _pima_csv(tmp_path / "pima.csv", LIMIT)
-    code, from_csv, _ = _run(capsys, "evaluate", "--csv", path, "--target", "label",
-                             "--format", "csv", "--models", "nrrls,lr,gnb")
+    code, from_csv, _ = _run(
+        capsys,
+        "evaluate",
+        "--csv",
+        path,
+        "--target",
+        "label",
+        "--format",
+        "csv",
+        "--models",
+        "nrrls,lr,gnb",
+    )
     assert code == 0
-    code, bundled, _ = _run(capsys, "evaluate", "--limit", str(LIMIT), "--format", "csv",
-                            "--models", "nrrls,lr,gnb")
+    code, bundled, _ = _run(
+        capsys, "evaluate", "--limit", str(LIMIT), "--format", "csv", "--models", "nrrls,lr,gnb"
+    )
     for name in ("nrrls", "lr", "gnb"):
         for column in ("g_mean", "balanced_accuracy", "accuracy", "memory_bytes"):
             assert _csv_table(from_csv)[name][column] == _csv_table(bundled)[name][column]
@@ -296,8 +329,9 @@ def test_csv_labels_other_than_booleans(capsys, tmp_path):
     as_text = _pima_csv(tmp_path / "text.csv", LIMIT, label=lambda y: "pos" if y else "neg")
     tables = []
     for path in (as_bool, as_text):
-        code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "label",
-                            "--format", "csv")
+        code, out, _ = _run(
+            capsys, "evaluate", "--csv", path, "--target", "label", "--format", "csv"
+        )
         assert code == 0
         tables.append(_csv_table(out))
     # NR-RLS does not care what the labels are called
@@ -306,8 +340,18 @@ def test_csv_labels_other_than_booleans(capsys, tmp_path):
     assert tables[0]["lr"] == tables[1]["lr"] | {"time_s": tables[0]["lr"]["time_s"]}
     # names sorting the other way round: True is still the minority
     as_swapped = _pima_csv(tmp_path / "swap.csv", LIMIT, label=lambda y: "a" if y else "b")
-    code, out, _ = _run(capsys, "evaluate", "--csv", as_swapped, "--target", "label",
-                        "--format", "csv", "--models", "lr")
+    code, out, _ = _run(
+        capsys,
+        "evaluate",
+        "--csv",
+        as_swapped,
+        "--target",
+        "label",
+        "--format",
+        "csv",
+        "--models",
+        "lr",
+    )
     assert _csv_table(out)["lr"]["g_mean"] == tables[0]["lr"]["g_mean"]
 
 
@@ -327,8 +371,18 @@ def test_csv_lowercase_booleans_are_booleans(capsys, tmp_path):
     lower = _pima_csv(tmp_path / "lower.csv", 100, label=lambda y: str(y).lower())
     outputs = []
     for path in (upper, lower):
-        code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "label",
-                            "--format", "csv", "--models", "lr")
+        code, out, _ = _run(
+            capsys,
+            "evaluate",
+            "--csv",
+            path,
+            "--target",
+            "label",
+            "--format",
+            "csv",
+            "--models",
+            "lr",
+        )
         assert code == 0
         outputs.append(_csv_table(out)["lr"]["memory_bytes"])
     # a plain LogisticRegression (not wrapped in one-vs-rest) in both cases
@@ -342,8 +396,18 @@ def test_csv_multiclass(capsys, tmp_path):
         label = int(rng.integers(3))
         rows.append([f"{value:.6f}" for value in rng.normal(label, 0.5, size=2)] + [f"c{label}"])
     path = _write_csv(tmp_path / "three.csv", ["a", "b", "kind"], rows)
-    code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "kind", "--format", "csv",
-                        "--models", "nrrls,lr")
+    code, out, _ = _run(
+        capsys,
+        "evaluate",
+        "--csv",
+        path,
+        "--target",
+        "kind",
+        "--format",
+        "csv",
+        "--models",
+        "nrrls,lr",
+    )
     assert code == 0
     table = _csv_table(out)
     assert float(table["nrrls"]["accuracy"]) > 0.6  # three well separated classes
@@ -365,8 +429,9 @@ def test_csv_gzip(capsys, tmp_path):
         target.write(source.read())
     results = []
     for path in (plain, str(packed)):
-        code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "label",
-                            "--format", "csv")
+        code, out, _ = _run(
+            capsys, "evaluate", "--csv", path, "--target", "label", "--format", "csv"
+        )
         assert code == 0
         results.append({name: row["g_mean"] for name, row in _csv_table(out).items()})
     assert results[0] == results[1]
@@ -379,14 +444,27 @@ def test_scale_puts_a_min_max_scaler_in_front(capsys, tmp_path):
         label = bool(rng.random() < 0.3)
         rows.append([f"{1000 * rng.normal(label, 1):.3f}", f"{rng.normal():.3f}", label])
     path = _write_csv(tmp_path / "raw.csv", ["big", "small", "y"], rows)
-    code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "y", "--scale",
-                        "--format", "csv", "--models", "nrrls,lr")
+    code, out, _ = _run(
+        capsys,
+        "evaluate",
+        "--csv",
+        path,
+        "--target",
+        "y",
+        "--scale",
+        "--format",
+        "csv",
+        "--models",
+        "nrrls,lr",
+    )
     assert code == 0
     samples, _ = cli.read_csv(path, "y")
     for name, model in (("nrrls", NRRLS()), ("lr", linear_model.LogisticRegression())):
         expected = _reference_scores(_ReferenceMinMax(model), samples)
-        printed = [float(_csv_table(out)[name][column])
-                   for column in ("g_mean", "balanced_accuracy", "accuracy")]
+        printed = [
+            float(_csv_table(out)[name][column])
+            for column in ("g_mean", "balanced_accuracy", "accuracy")
+        ]
         assert printed == pytest.approx(expected, rel=1e-9)
     code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "y", "--scale")
     assert "min-max scaled" in out.splitlines()[0]
@@ -432,12 +510,18 @@ def test_scaler_gives_zero_for_a_feature_it_has_not_seen():
 
 
 def test_read_csv_values(tmp_path):
-    path = _write_csv(tmp_path / "v.csv", ["x1", " x2 ", "t"],
-                      [[" 1.5", "", "True"], ["-2e3", "7", " cat "], ["0", "1", "FALSE"]])
+    path = _write_csv(
+        tmp_path / "v.csv",
+        ["x1", " x2 ", "t"],
+        [[" 1.5", "", "True"], ["-2e3", "7", " cat "], ["0", "1", "FALSE"]],
+    )
     samples, n_features = cli.read_csv(path, "t")
     assert n_features == 2
-    assert samples == [({"x1": 1.5}, True), ({"x1": -2000.0, "x2": 7.0}, "cat"),
-                       ({"x1": 0.0, "x2": 1.0}, False)]
+    assert samples == [
+        ({"x1": 1.5}, True),
+        ({"x1": -2000.0, "x2": 7.0}, "cat"),
+        ({"x1": 0.0, "x2": 1.0}, False),
+    ]
     assert type(samples[0][1]) is bool
 
 
@@ -523,8 +607,7 @@ def test_target_without_csv_and_csv_with_dataset_exit_2(capsys, tmp_path):
     code, _, err = _run(capsys, "evaluate", "--target", "y")
     assert code == 2 and "--target needs --csv" in err
     path = _pima_csv(tmp_path / "p.csv", 10)
-    code, _, err = _run(capsys, "evaluate", "--csv", path, "--target", "label",
-                        "--dataset", "pima")
+    code, _, err = _run(capsys, "evaluate", "--csv", path, "--target", "label", "--dataset", "pima")
     assert code == 2 and "not allowed with" in err
 
 
@@ -606,8 +689,9 @@ def test_a_wide_file_is_streamed_and_a_model_out_of_memory_is_one_line(capsys, t
     path = _wide_csv(tmp_path / "wide.csv", 60_000)
     completed = _run_limited("--csv", path, "--target", "y", "--models", "nrrls")
     _assert_one_line_exit_2(completed, "'nrrls'", "60,000 features")
-    code, out, err = _run(capsys, "evaluate", "--csv", path, "--target", "y",
-                          "--models", "lr,gnb", "--format", "csv")
+    code, out, err = _run(
+        capsys, "evaluate", "--csv", path, "--target", "y", "--models", "lr,gnb", "--format", "csv"
+    )
     assert code == 0, err
     assert list(_csv_table(out)) == ["lr", "gnb"]
 
@@ -630,8 +714,9 @@ class _Hog(base.Classifier):
 def test_a_model_out_of_memory_is_one_line_naming_it(capsys, monkeypatch, tmp_path):
     monkeypatch.setitem(cli.MODELS, "hog", cli.ModelSpec("hog", _Hog))
     path = _pima_csv(tmp_path / "p.csv", 20)
-    code, out, err = _run(capsys, "evaluate", "--csv", path, "--target", "label",
-                          "--models", "nrrls,hog")
+    code, out, err = _run(
+        capsys, "evaluate", "--csv", path, "--target", "label", "--models", "nrrls,hog"
+    )
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert "out of memory (model 'hog', sample 3)" in err
@@ -650,8 +735,9 @@ class _Constant(base.Classifier):
 def _peak_bytes(capsys, path) -> int:
     tracemalloc.start()
     try:
-        code, _, err = _run(capsys, "evaluate", "--csv", path, "--target", "y",
-                            "--models", "constant")
+        code, _, err = _run(
+            capsys, "evaluate", "--csv", path, "--target", "y", "--models", "constant"
+        )
         assert code == 0, err
         return tracemalloc.get_traced_memory()[1]
     finally:
@@ -665,8 +751,9 @@ def test_the_rows_of_a_csv_file_are_streamed_not_kept(capsys, monkeypatch, tmp_p
     rng = random.Random(0)
     paths = []
     for n_rows in (4_000, 16_000):
-        rows = [[f"{rng.random():.6f}", f"{rng.random():.6f}", rng.choice("ab")]
-                for _ in range(n_rows)]
+        rows = [
+            [f"{rng.random():.6f}", f"{rng.random():.6f}", rng.choice("ab")] for _ in range(n_rows)
+        ]
         paths.append(_write_csv(tmp_path / f"rows{n_rows}.csv", ["f1", "f2", "y"], rows))
     small, large = (_peak_bytes(capsys, path) for path in paths)
     assert large < small + 12_000 * 100  # kept rows would add about 12,000 x 394 bytes
@@ -751,8 +838,19 @@ def test_a_directory_is_refused(capsys, tmp_path):
 
 def test_csv_shuffle_is_rivers_buffered_shuffle(capsys, tmp_path):
     path = _pima_csv(tmp_path / "p.csv", LIMIT)
-    code, out, _ = _run(capsys, "evaluate", "--csv", path, "--target", "label", "--shuffle",
-                        "--models", "nrrls", "--format", "csv")
+    code, out, _ = _run(
+        capsys,
+        "evaluate",
+        "--csv",
+        path,
+        "--target",
+        "label",
+        "--shuffle",
+        "--models",
+        "nrrls",
+        "--format",
+        "csv",
+    )
     assert code == 0
     samples, _ = cli.read_csv(path, "label")
     g_mean = metrics.GeometricMean()
@@ -768,8 +866,7 @@ def test_csv_shuffle_is_rivers_buffered_shuffle(capsys, tmp_path):
 
 def test_a_registered_model_can_be_chosen(capsys, monkeypatch):
     monkeypatch.setitem(cli.MODELS, "ridge", cli.ModelSpec("ridge", lambda: NRRLS(l2=1.0)))
-    code, out, _ = _run(capsys, "evaluate", "--limit", "90", "--format", "csv",
-                        "--models", "ridge")
+    code, out, _ = _run(capsys, "evaluate", "--limit", "90", "--format", "csv", "--models", "ridge")
     assert code == 0
     g_mean = metrics.GeometricMean()
     evaluate.progressive_val_score(_pima(90), NRRLS(l2=1.0), g_mean)
@@ -808,11 +905,11 @@ def test_reference_scores_helper_is_not_trivial():
 
 
 def test_standardised_logistic_regression_is_available(capsys):
-    code, out, _ = _run(capsys, "evaluate", "--limit", "150", "--format", "csv",
-                        "--models", "lr-std")
+    code, out, _ = _run(
+        capsys, "evaluate", "--limit", "150", "--format", "csv", "--models", "lr-std"
+    )
     assert code == 0
     g_mean = metrics.GeometricMean()
     model = preprocessing.StandardScaler() | linear_model.LogisticRegression()
     evaluate.progressive_val_score(_pima(150), model, g_mean)
     assert float(_csv_table(out)["lr-std"]["g_mean"]) == pytest.approx(g_mean.get(), rel=1e-12)
-

@@ -37,8 +37,17 @@ def _stream() -> list[tuple[dict, bool, float | None]]:
 class Reference:
     """CSOGD (algorithms page, "CSOGD") on dense vectors over a fixed feature list (+ a 1)."""
 
-    def __init__(self, features, learning_rate=0.1, loss="II", objective="cost", cost_pos=1.0,
-                 cost_neg=1.0, eta_pos=0.5, intercept=False):
+    def __init__(
+        self,
+        features,
+        learning_rate=0.1,
+        loss="II",
+        objective="cost",
+        cost_pos=1.0,
+        cost_neg=1.0,
+        eta_pos=0.5,
+        intercept=False,
+    ):
         self.features = list(features)
         self.lr, self.loss, self.objective = learning_rate, loss, objective
         self.cost_pos, self.cost_neg, self.eta_pos = cost_pos, cost_neg, eta_pos
@@ -104,8 +113,14 @@ def _run(stream, **params):
 @pytest.mark.parametrize("intercept", [False, True])
 def test_step_by_step_equality_with_the_reference(loss, objective, intercept):
     model = _run(
-        _stream(), learning_rate=0.3, loss=loss, objective=objective, cost_pos=5.0, cost_neg=2.0,
-        eta_pos=0.7, intercept=intercept,
+        _stream(),
+        learning_rate=0.3,
+        loss=loss,
+        objective=objective,
+        cost_pos=5.0,
+        cost_neg=2.0,
+        eta_pos=0.7,
+        intercept=intercept,
     )
     assert model.weights
 
@@ -134,8 +149,15 @@ def test_step_by_step_equality_with_the_reference(loss, objective, intercept):
 def test_random_streams_follow_the_reference(
     rows, learning_rate, loss, objective, cost_pos, eta_pos, intercept
 ):
-    _run(rows, learning_rate=learning_rate, loss=loss, objective=objective, cost_pos=cost_pos,
-         eta_pos=eta_pos, intercept=intercept)
+    _run(
+        rows,
+        learning_rate=learning_rate,
+        loss=loss,
+        objective=objective,
+        cost_pos=cost_pos,
+        eta_pos=eta_pos,
+        intercept=intercept,
+    )
 
 
 def test_type_ii_steps_by_hand():

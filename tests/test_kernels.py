@@ -471,9 +471,11 @@ def _pair_arguments(rng, tau=0.0, first=0):
 @pytest.mark.parametrize("values", ["same", "new"])
 def test_pair_outputs_is_refill_then_the_solve_then_the_outputs(first, tau, values):
     keys, vector, columns, buffer, dim, out = _pair_arguments(np.random.default_rng(5))
-    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25} if values == "same" else {
-        "a": 3.0, "b": -1.0, "c": 2, "d": -0.5
-    }
+    x = (
+        {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25}
+        if values == "same"
+        else {"a": 3.0, "b": -1.0, "c": 2, "d": -0.5}
+    )
     result = _native.pair_outputs(
         x, keys, vector, columns, 1, 1.0, buffer, dim, first, True, tau, 1.5, 1e-3, out
     )
@@ -646,9 +648,11 @@ def test_the_one_call_prediction_on_one_blas_thread_gives_the_separate_kernels_b
 @pytest.mark.parametrize("slot", [0, 1])
 def test_learn_remembered_is_refill_then_the_load_then_the_rank_one_update(values, slot):
     keys, vector, columns, buffer, dim, _ = _pair_arguments(np.random.default_rng(12))
-    x = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25} if values == "same" else {
-        "a": 3.0, "b": -1.0, "c": 2, "d": -0.5
-    }
+    x = (
+        {"a": 0.5, "b": -1.0, "c": 2.0, "d": 0.25}
+        if values == "same"
+        else {"a": 3.0, "b": -1.0, "c": 2, "d": -0.5}
+    )
     before = buffer.copy(order="F")
     sample, load = _native.learn_remembered(
         x, keys, vector, columns, 1, 1.0, buffer, slot, dim, 2.5, 10.0, 1e300
@@ -960,8 +964,18 @@ def test_the_compiled_cg_reads_a_leading_block_in_place(dtype):
     # a row-major block (rows contiguous) is refused by the kernel, and left to the Python CG
     with pytest.raises(TypeError, match="column-major"):
         _native.conjugate_gradients(
-            np.ascontiguousarray(wider)[:30, :30], rhs, start.copy(), stale.inverse, 1.0, root,
-            1e-9, 1e-15, 0.3, 8, 1e-20, 1e20,
+            np.ascontiguousarray(wider)[:30, :30],
+            rhs,
+            start.copy(),
+            stale.inverse,
+            1.0,
+            root,
+            1e-9,
+            1e-15,
+            0.3,
+            8,
+            1e-20,
+            1e20,
         )
 
 

@@ -137,9 +137,14 @@ def test_clone_and_pickle():
 
 @pytest.mark.parametrize(
     ("params", "error"),
-    [({"cost_pos": -1.0}, ValueError), ({"cost_neg": float("nan")}, ValueError),
-     ({"cost_pos": float("inf")}, ValueError), ({"cost_neg": "1"}, TypeError),
-     ({"cost_pos": True}, TypeError), ({"cost_pos": None}, TypeError)],
+    [
+        ({"cost_pos": -1.0}, ValueError),
+        ({"cost_neg": float("nan")}, ValueError),
+        ({"cost_pos": float("inf")}, ValueError),
+        ({"cost_neg": "1"}, TypeError),
+        ({"cost_pos": True}, TypeError),
+        ({"cost_pos": None}, TypeError),
+    ],
 )
 def test_invalid_costs(params, error):
     with pytest.raises(error, match=next(iter(params))):

@@ -147,9 +147,14 @@ def _assert_matches(model: OCSCA, reference: Algorithm1, probes):
 def _run_against_reference(f0, kind, score, stream, learn_base=False, **params):
     features = sorted({k for x, _, _ in stream for k in x})
     reference = Algorithm1(
-        copy.deepcopy(f0), kind, features, params.get("alpha", "scale"),
-        params.get("cost_pos", 1.0), params.get("cost_neg", 1.0),
-        params.get("intercept", False), learn_base,
+        copy.deepcopy(f0),
+        kind,
+        features,
+        params.get("alpha", "scale"),
+        params.get("cost_pos", 1.0),
+        params.get("cost_neg", 1.0),
+        params.get("intercept", False),
+        learn_base,
     )
     model = OCSCA(f0, score=score, learn_base=learn_base, **params)
     probes = [x for x, _, _ in stream[:3]] + [{"a": 0.4, "e": 0.2}]
@@ -195,8 +200,14 @@ def test_step_by_step_equality_with_a_regressor_as_f0():
 
 def test_step_by_step_equality_when_the_base_model_keeps_learning():
     _run_against_reference(
-        _trained_logistic(), "proba", "proba", _stream(), learn_base=True, alpha=0.5,
-        cost_pos=3.0, intercept=True,
+        _trained_logistic(),
+        "proba",
+        "proba",
+        _stream(),
+        learn_base=True,
+        alpha=0.5,
+        cost_pos=3.0,
+        intercept=True,
     )
 
 
@@ -569,8 +580,15 @@ def _fitted() -> OCSCA:
 
 @pytest.mark.parametrize(
     ("label", "error"),
-    [("yes", ValueError), (2, ValueError), (-1, ValueError), (None, ValueError),
-     (1.5, ValueError), (0.0, ValueError), ([True], ValueError)],
+    [
+        ("yes", ValueError),
+        (2, ValueError),
+        (-1, ValueError),
+        (None, ValueError),
+        (1.5, ValueError),
+        (0.0, ValueError),
+        ([True], ValueError),
+    ],
 )
 def test_labels_that_are_not_bool_like_raise_naming_the_label(label, error):
     model = _fitted()
@@ -635,8 +653,14 @@ def test_overflowing_samples_are_refused_without_a_numpy_warning(width):
 
 @pytest.mark.parametrize(
     ("w", "error"),
-    [(-1.0, ValueError), (float("nan"), ValueError), (float("inf"), ValueError),
-     ("5", TypeError), (True, TypeError), ([5.0], TypeError)],
+    [
+        (-1.0, ValueError),
+        (float("nan"), ValueError),
+        (float("inf"), ValueError),
+        ("5", TypeError),
+        (True, TypeError),
+        ([5.0], TypeError),
+    ],
 )
 def test_bad_costs_raise_and_leave_the_model_unchanged(w, error):
     model = _fitted()

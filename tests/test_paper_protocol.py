@@ -231,8 +231,7 @@ def test_quick_figure_data(quick):
 
 def test_long_stream_quick(tmp_path):
     code = cli.main(
-        ["benchmark", "--long-stream", "--samples", "3000", "--no-progress", "--out",
-         str(tmp_path)]
+        ["benchmark", "--long-stream", "--samples", "3000", "--no-progress", "--out", str(tmp_path)]
     )
     assert code == 0
     for name in ("README.md", "throughput.csv", "gmean_over_time.csv", "gmean_over_time.png"):

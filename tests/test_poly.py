@@ -587,8 +587,9 @@ def test_selector_block_prequential_follows_the_block_race(block):
 
 def test_selector_block_one_is_the_plain_race():
     stream = list(itertools.islice(datasets.Heart(), 90))
-    plain, blocked = PolynomialOrderSelector(orders=(1, 3)), PolynomialOrderSelector(
-        orders=(1, 3), block=1
+    plain, blocked = (
+        PolynomialOrderSelector(orders=(1, 3)),
+        PolynomialOrderSelector(orders=(1, 3), block=1),
     )
     for x, y in stream:
         plain.learn_one(x, y)

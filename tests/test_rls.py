@@ -77,8 +77,9 @@ def test_learn_one_matches_the_batch_ridge_after_every_prefix(params, weighted, 
             model.learn_one(x, y, w=w)
         else:
             model.learn_one(x, y)
-        ref = _reference(rows[: i + 1], targets[: i + 1], weights[: i + 1] if weighted else None,
-                         **params)
+        ref = _reference(
+            rows[: i + 1], targets[: i + 1], weights[: i + 1] if weighted else None, **params
+        )
         assert ref.relative_error(model) <= RTOL, i
     probe = {"f0": 0.3, "f3": -1.0, "unknown": 5.0}
     assert model.predict_one(probe) == pytest.approx(ref.predict(probe), rel=1e-9, abs=1e-9)
@@ -177,8 +178,10 @@ def test_learn_many_equals_the_learn_one_loop(params, update_path):
     for x, y, w in zip(rows, targets, weights):
         one.learn_one(x, y, w=w)
     for start, stop in [(0, 1), (1, 40), (40, 41), (41, 230)]:
-        frame = _frame([{k: (np.nan if v is None else v) for k, v in row.items()}
-                        for row in rows[start:stop]], columns)
+        frame = _frame(
+            [{k: (np.nan if v is None else v) for k, v in row.items()} for row in rows[start:stop]],
+            columns,
+        )
         frame = frame.dropna(axis=1, how="all")
         series = pd.Series(targets[start:stop], index=frame.index)
         many.learn_many(frame, series, w=pd.Series(weights[start:stop], index=frame.index))
@@ -293,14 +296,26 @@ BAD_CALLS = [
     (lambda m: m.learn_one({"new": 1e200}, 1.0), ValueError, "feature 'new'"),
     (lambda m: m.learn_one({"a": 1.0}, 1e200), ValueError, "the target y"),
     (lambda m: m.learn_one({"a": 1e140}, 1.0, w=1e30), ValueError, "feature 'a'"),
-    (lambda m: m.learn_many(pd.DataFrame({"a": [1.0, 2.0]}), pd.Series([1.0, math.nan])),
-     ValueError, "row 1"),
-    (lambda m: m.learn_many(pd.DataFrame({"a": [1.0, "x"]}), pd.Series([1.0, 2.0])),
-     TypeError, "feature 'a'"),
-    (lambda m: m.learn_many(pd.DataFrame({"z": [1e200, 2.0]}), pd.Series([1.0, 2.0])),
-     ValueError, "feature 'z'"),
-    (lambda m: m.learn_many(pd.DataFrame({"a": [1.0]}), pd.Series([1.0]), w=[-2.0]),
-     ValueError, "w must be"),
+    (
+        lambda m: m.learn_many(pd.DataFrame({"a": [1.0, 2.0]}), pd.Series([1.0, math.nan])),
+        ValueError,
+        "row 1",
+    ),
+    (
+        lambda m: m.learn_many(pd.DataFrame({"a": [1.0, "x"]}), pd.Series([1.0, 2.0])),
+        TypeError,
+        "feature 'a'",
+    ),
+    (
+        lambda m: m.learn_many(pd.DataFrame({"z": [1e200, 2.0]}), pd.Series([1.0, 2.0])),
+        ValueError,
+        "feature 'z'",
+    ),
+    (
+        lambda m: m.learn_many(pd.DataFrame({"a": [1.0]}), pd.Series([1.0]), w=[-2.0]),
+        ValueError,
+        "w must be",
+    ),
     (lambda m: m.learn_many(pd.DataFrame({"a": [1.0]}), pd.Series(["s"])), TypeError, "row 0"),
 ]
 

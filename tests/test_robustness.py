@@ -291,8 +291,11 @@ def test_merge_of_pipelines_equals_one_pipeline_on_both_streams():
     [
         (lambda: PolynomialExtender(3) | NRRLS(), ValueError, "differ"),
         (lambda: PolynomialExtender(2) | NRRLS(l2=1.0), ValueError, "l2"),
-        (lambda: compose.Pipeline(PolynomialExtender(2), linear_model.LogisticRegression()),
-         TypeError, "last step"),
+        (
+            lambda: compose.Pipeline(PolynomialExtender(2), linear_model.LogisticRegression()),
+            TypeError,
+            "last step",
+        ),
         (lambda: NRRLS(), ValueError, "steps"),
         (lambda: 3, TypeError, "right"),
     ],
@@ -363,8 +366,14 @@ def test_cli_refuses_a_continuous_target(tmp_path, capsys):
 
 def test_setting_an_nrrls_parameter_takes_effect():
     samples = [({"a": float(i % 4), "b": float(i % 3)}, i % 3) for i in range(20)]
-    for name, value in [("l2", 10.0), ("tau", 0.3), ("eta", 2.0), ("reweight", False),
-                        ("intercept", False), ("solver", "woodbury")]:
+    for name, value in [
+        ("l2", 10.0),
+        ("tau", 0.3),
+        ("eta", 2.0),
+        ("reweight", False),
+        ("intercept", False),
+        ("solver", "woodbury"),
+    ]:
         model = NRRLS()
         for x, y in samples:
             model.learn_one(x, y)

@@ -279,8 +279,9 @@ def test_batched_solve_with_a_class_far_heavier_than_its_rest(heavy):
         for i, (x, y, w) in enumerate(zip(rows, labels, weights)):
             model.learn_one(x, y, w=w)
             if i >= 3 and i % 5 == 0 or i == len(rows) - 1:
-                ref = TERReference(rows[: i + 1], labels[: i + 1], **params,
-                                   sample_weights=weights[: i + 1])
+                ref = TERReference(
+                    rows[: i + 1], labels[: i + 1], **params, sample_weights=weights[: i + 1]
+                )
                 assert_model_matches(model, ref, [x], RTOL)
         assert model._solver.counters["stale"] == 0  # the batched direct path
 
@@ -291,8 +292,9 @@ def test_least_squares_fallback_when_the_svd_does_not_converge(monkeypatch):
     predict_one): the fallback then takes gelsy's minimum-norm solution, which is gelsd's."""
     rng = np.random.default_rng(3)
     basis = rng.normal(size=(3, 6))
-    rows = [{f"x{j}": float(v) for j, v in enumerate(rng.normal(size=3) @ basis)}
-            for _ in range(40)]
+    rows = [
+        {f"x{j}": float(v) for j, v in enumerate(rng.normal(size=3) @ basis)} for _ in range(40)
+    ]
     labels = [bool(v) for v in rng.random(40) < 0.3]
     model = NRRLS(l2=0.0)
     for x, y in zip(rows, labels):
@@ -405,7 +407,14 @@ def test_the_solver_strategy_is_not_a_parameter():
     """Same API: the choice of path is internal state, not a hyper-parameter."""
     params = NRRLS()._get_params()
     assert set(params) == {
-        "l2", "reweight", "tau", "eta", "intercept", "forgetting", "solver", "max_size"
+        "l2",
+        "reweight",
+        "tau",
+        "eta",
+        "intercept",
+        "forgetting",
+        "solver",
+        "max_size",
     }
     assert isinstance(NRRLS(), base.Classifier)
 

@@ -112,9 +112,7 @@ def test_sparse_learn_many_is_the_batch_ter():
     # a batch touching few of the many columns takes the block update: still exact
     narrow = pd.DataFrame([{"v0_1": 1.0, "num": 0.5}, {"v0_2": 1.0, "num": -1.0}])
     model.learn_many(narrow, pd.Series(["a", "b"]))
-    ref = TERReference(
-        rows + narrow.to_dict("records"), labels + ["a", "b"], forgetting=0.99
-    )
+    ref = TERReference(rows + narrow.to_dict("records"), labels + ["a", "b"], forgetting=0.99)
     assert_model_matches(model, ref, [rows[0]], RTOL)
 
 

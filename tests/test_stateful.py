@@ -162,13 +162,13 @@ def _base_model() -> NRRLS:
     return base
 
 
-
 def _frame(records: list[dict], index=None) -> pd.DataFrame:
     """Feature dicts as a frame; an int beyond float range keeps the frame's dtype object."""
     try:
         return pd.DataFrame(records, index=index, columns=FEATURES)
     except OverflowError:
         return pd.DataFrame(records, index=index, columns=FEATURES, dtype=object)
+
 
 class Models(RuleBasedStateMachine):
     def __init__(self):

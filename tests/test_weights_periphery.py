@@ -120,9 +120,7 @@ def test_dask_fit_with_a_weight_column_or_series():
     frame = dd.from_pandas(X.assign(label=y, w=w), npartitions=3)
     fitted = [
         nrrls_dask.fit(frame, "label", weight="w"),
-        nrrls_dask.fit(
-            frame.drop(columns=["w"]), "label", weight=frame["w"]
-        ),
+        nrrls_dask.fit(frame.drop(columns=["w"]), "label", weight=frame["w"]),
     ]
     for model in fitted:
         assert model.n_samples == reference.n_samples
@@ -130,9 +128,7 @@ def test_dask_fit_with_a_weight_column_or_series():
         for label, row in reference.weights.items():
             for feature, value in row.items():
                 assert model.weights[label][feature] == pytest.approx(value, rel=1e-9, abs=1e-12)
-    unweighted = nrrls_dask.fit(
-        frame.drop(columns=["w"]), "label"
-    )
+    unweighted = nrrls_dask.fit(frame.drop(columns=["w"]), "label")
     assert unweighted.n_samples != reference.n_samples
 
 

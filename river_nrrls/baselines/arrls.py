@@ -126,7 +126,9 @@ class ARRLS(OneVsRestLeastSquares):
         if len(vector):
             errors = targets - self._rows @ vector  # a-priori errors, target - w^T x
             self._inverse, px, denominator = inverse_step(
-                self._inverse, vector, float(self._counts[slot]) / weight  # 1 / gamma
+                self._inverse,
+                vector,
+                float(self._counts[slot]) / weight,  # 1 / gamma
             )
             self._rows += np.outer(errors, px / denominator)  # w <- w + g (target - w^T x)
 

@@ -625,8 +625,14 @@ def format_table(results: list[Result], fmt: str = "text") -> str:
         writer.writerow(_CSV_COLUMNS)
         for r in results:
             writer.writerow(
-                [r.model, repr(r.g_mean), repr(r.balanced_accuracy), repr(r.accuracy),
-                 repr(r.seconds), r.memory_bytes]
+                [
+                    r.model,
+                    repr(r.g_mean),
+                    repr(r.balanced_accuracy),
+                    repr(r.accuracy),
+                    repr(r.seconds),
+                    r.memory_bytes,
+                ]
             )
         return buffer.getvalue().rstrip("\n")
     rows = [list(_COLUMNS)] + [_cells(r) for r in results]
@@ -734,9 +740,7 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
             "(shuffled with river's stream.shuffle in a buffer of about a million cells)"
         ),
     )
-    parser.add_argument(
-        "--seed", type=int, default=42, help="seed of the shuffle (default: 42)"
-    )
+    parser.add_argument("--seed", type=int, default=42, help="seed of the shuffle (default: 42)")
     parser.add_argument(
         "--format",
         choices=("text", "markdown", "csv"),

@@ -364,7 +364,11 @@ def _record(common, features, order, model, y_test, predicted, train_s, test_s) 
 
 
 def run_fold(
-    dataset: str, run: int, fold: int, train_index: np.ndarray, test_index: np.ndarray,
+    dataset: str,
+    run: int,
+    fold: int,
+    train_index: np.ndarray,
+    test_index: np.ndarray,
     settings: Settings,
 ) -> tuple[list[dict], list[dict], dict]:
     """One fold: (G-mean records, TER checks, order selection)."""
@@ -402,9 +406,7 @@ def run_fold(
     checks = [check]
     if order == 1:  # RM of order 1 is the inputs themselves: the linear results stand for it
         rm_records = [
-            {**record, "features": "rm"}
-            for record in records
-            if record["model"] not in LINEAR_ONLY
+            {**record, "features": "rm"} for record in records if record["model"] not in LINEAR_ONLY
         ]
         rm_check = {key: v for key, v in check.items() if not key.startswith("irrls")}
         checks.append({**rm_check, "features": "rm"})

@@ -36,7 +36,6 @@ PAPER_TABLE4: dict[str, tuple[float, float, float]] = {
 }
 
 
-
 @dataclasses.dataclass
 class Outcome:
     """Everything the protocol measured (the input of `write_protocol_outputs`)."""
@@ -141,9 +140,7 @@ def _gmean_table(
     average += [f"{means[m].mean():.3f}" for m in learners]
     paper = [datasets.PAPER_GMEAN[n] for n in names if n in datasets.PAPER_GMEAN]
     average.append(_fmt(float(np.mean(paper))) if len(paper) == len(names) else "n/a")
-    average += [
-        _fmt(means[m].mean()) if means[m].notna().all() else "(subset)" for m in extra
-    ]
+    average += [_fmt(means[m].mean()) if means[m].notna().all() else "(subset)" for m in extra]
     ranks = ["**average rank**"] + ([""] if orders is not None else [])
     ranks += [f"{r:.2f}" for r in comparison.average_ranks] + [""] * (1 + len(extra))
     return markdown(header, rows + [average, ranks])
@@ -237,8 +234,15 @@ def _paper_comparison(summary_rm: pd.DataFrame, summary_lin: pd.DataFrame, names
             ]
         )
     table = markdown(
-        ["data set", "paper NR-RLS", "ours, RM", "RM - paper", "ours, inputs", "inputs - paper",
-         "our data set version"],
+        [
+            "data set",
+            "paper NR-RLS",
+            "ours, RM",
+            "RM - paper",
+            "ours, inputs",
+            "inputs - paper",
+            "our data set version",
+        ],
         rows,
         "lrrrrrl",
     )
@@ -357,8 +361,14 @@ def _orders_table(selections: pd.DataFrame, names: list[str]) -> tuple[str, pd.S
                 f"{chosen['selector_cpu_s'].mean():.2f}",
             ]
         )
-    header = ["data set", "l", "orders raced", "K + 1 at the top order", "chosen (folds)",
-              "selection CPU s / fold"]
+    header = [
+        "data set",
+        "l",
+        "orders raced",
+        "K + 1 at the top order",
+        "chosen (folds)",
+        "selection CPU s / fold",
+    ]
     return markdown(header, rows), pd.Series(compact)
 
 
@@ -432,8 +442,19 @@ def write_protocol_outputs(
     )
 
     text = _readme(
-        outcome, names, settings, args, wall, summaries, comparisons, means, table4, cpu_wide,
-        orders_table, orders, checks,
+        outcome,
+        names,
+        settings,
+        args,
+        wall,
+        summaries,
+        comparisons,
+        means,
+        table4,
+        cpu_wide,
+        orders_table,
+        orders,
+        checks,
     )
     (out / "README.md").write_text(text, encoding="utf-8")
     return _stdout_report(comparisons, means, checks, out, wall)
@@ -456,8 +477,19 @@ def _stdout_report(comparisons, means, checks, out, wall) -> str:
 
 
 def _readme(
-    outcome, names, settings, args, wall, summaries, comparisons, means, table4, cpu_wide,
-    orders_table, orders, checks,
+    outcome,
+    names,
+    settings,
+    args,
+    wall,
+    summaries,
+    comparisons,
+    means,
+    table4,
+    cpu_wide,
+    orders_table,
+    orders,
+    checks,
 ) -> str:
     n_datasets = len(names)
     folds = settings.runs * 2
@@ -536,11 +568,11 @@ LU) and IR-RLS are exact TER like NR-RLS, so they are not ranked: they are the c
 
 ## Exactness: NR-RLS equals TER
 
-NR-RLS == TER predictions on the test half: **{checks['nrrls']} folds**
-({checks['nrrls_per_set']}; {checks['mismatches']} differing predictions in all; largest
-relative difference of the weight vectors {checks['nrrls_rel']}). {irrls_line}
+NR-RLS == TER predictions on the test half: **{checks["nrrls"]} folds**
+({checks["nrrls_per_set"]}; {checks["mismatches"]} differing predictions in all; largest
+relative difference of the weight vectors {checks["nrrls_rel"]}). {irrls_line}
 Along a shuffled Pima stream the NR-RLS weights equal the batch TER solution on every prefix
-(largest relative difference {outcome.weight_norms['max_rel_diff'][0]:.1e}), where AR-RLS and
+(largest relative difference {outcome.weight_norms["max_rel_diff"][0]:.1e}), where AR-RLS and
 RLS drift away (the paper's Fig. 2(a)): ![weight norms](weight_norm.png)
 
 ## Average G-mean and rank
@@ -554,13 +586,13 @@ the critical difference CD = q_alpha sqrt(k (k + 1) / (6 N)).
 (Iman-Davenport F = {rm.iman_davenport_f:.2f}, p = {rm.iman_davenport_p:.2g});
 q_0.05 = {rm.q_alpha:.3f}, **CD = {rm.cd:.2f}**.
 
-{_ranking_table(rm, means['rm'])}
+{_ranking_table(rm, means["rm"])}
 
 **Inputs**: Friedman chi² = {lin.friedman_chi2:.1f}, p = {lin.friedman_p:.2g} (Iman-Davenport
 F = {lin.iman_davenport_f:.2f}, p = {lin.iman_davenport_p:.2g}); q_0.05 = {lin.q_alpha:.3f},
 **CD = {lin.cd:.2f}**.
 
-{_ranking_table(lin, means['linear'])}
+{_ranking_table(lin, means["linear"])}
 
 Critical-difference diagrams (learners joined by a bar are not significantly different):
 ![CD diagram, RM](cd_diagram_rm.png)
@@ -571,17 +603,17 @@ Critical-difference diagrams (learners joined by a bar are not significantly dif
 Mean ± std over the {folds} folds, (rank among the online learners). "paper NR-RLS" is the
 paper's Table 3 figure for NR-RLS (its own data set versions and order choice).
 
-{_gmean_table(summaries['rm'], rm, names, orders)}
+{_gmean_table(summaries["rm"], rm, names, orders)}
 
 ## G-mean per data set: inputs
 
-{_gmean_table(summaries['linear'], lin, names, None)}
+{_gmean_table(summaries["linear"], lin, names, None)}
 
 ![G-mean per data set](gmean_per_dataset.png)
 
 ## Against the paper
 
-{_paper_comparison(summaries['rm'], summaries['linear'], names)}
+{_paper_comparison(summaries["rm"], summaries["linear"], names)}
 
 Why the figures differ: (1) the data set versions differ (last column;
 `data/README.md` in the repository); (2) the paper does not say how it chose r per data set: here
@@ -595,7 +627,7 @@ paper's std and splits are not specified (stratification, whether std is over ru
 
 ## The paper's methods, averaged over these data sets
 
-{_paper_methods_table(summaries['rm'], summaries['linear'], names)}
+{_paper_methods_table(summaries["rm"], summaries["linear"], names)}
 
 ## Orders chosen
 
@@ -649,7 +681,11 @@ def _timing_text(settings: Settings) -> str:
 
 
 def write_long_stream_outputs(
-    results: list, args: argparse.Namespace, out: pathlib.Path, n_samples: int, window: int,
+    results: list,
+    args: argparse.Namespace,
+    out: pathlib.Path,
+    n_samples: int,
+    window: int,
     wall: float,
 ) -> str:
     """Write the long stream's CSV files, figure and ``README.md``; return its table."""
@@ -726,7 +762,7 @@ G-mean of the last window is over the last {window:,} samples.
 
 ![G-mean over time](gmean_over_time.png)
 
-Learners: {', '.join(f'**{m}** {DESCRIPTIONS[m]}' for m in long_stream.LONG_STREAM_LEARNERS)}.
+Learners: {", ".join(f"**{m}** {DESCRIPTIONS[m]}" for m in long_stream.LONG_STREAM_LEARNERS)}.
 
 Files: `throughput.csv` (the table), `gmean_over_time.csv` (cumulative and per-window G-mean
 every {window:,} samples).

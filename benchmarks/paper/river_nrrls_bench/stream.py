@@ -36,6 +36,7 @@ POSITIVE_KEEP = 0.08  # probability of keeping a positive sample (about 50 % are
 AGRAWAL_FUNCTION = 8
 PERTURBATION = 0.05
 
+
 def imbalanced_agrawal(n_samples: int, seed: int) -> typing.Iterator[tuple[dict, bool]]:
     """``n_samples`` scaled, imbalanced samples of the Agrawal stream (deterministic)."""
     generator = synth.Agrawal(
