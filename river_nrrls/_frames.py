@@ -3,7 +3,7 @@
 Every ``*_many`` method of the package takes its input through `as_frame` / `as_series` and
 returns its result through `native_frame` / `native_series`, in the backend of its input
 (pandas, polars, pyarrow, ... through narwhals). Validation of the values is not this
-module's business: `river_nrrls._index.validate_frame` owns it.
+module's business: `river_nrrls._validation.validate_frame` owns it.
 
 """
 

@@ -1,9 +1,11 @@
 """The one mapping between river's feature dicts and dense numpy vectors.
 
-Every estimator of this package goes through `FeatureIndex`: it validates values
-(non-finite or non-numeric values raise an error naming the feature), treats ``None`` or
-``pd.NA`` in a dict and ``NaN`` in a DataFrame as *missing* (that is, zero, the value the
-statistics already assume for an absent feature), and gives every feature a stable dense column.
+Every estimator of this package goes through `FeatureIndex`: it gives every feature a stable
+dense column, and encodes a sample (a dict, or a dataframe's rows) in those columns, dense or
+sparse. Every encoding validates the values first (`river_nrrls._validation`: what is missing,
+what is refused, with an error naming the feature), so an estimator that encodes through the
+index never meets an unvalidated value. The encodings of the last sample are remembered
+(`river_nrrls._encoding_cache`): river's prequential loop encodes every sample twice.
 
 New features never change the index by themselves: `FeatureIndex.encode_one` and
 `FeatureIndex.encode_many` only *report* the new features (with the columns they would
@@ -17,31 +19,25 @@ feature gets does not depend on the order of the keys of ``x``.
 
 from __future__ import annotations
 
-import dataclasses
-import decimal
 import itertools
-import math
-import numbers
 import typing
 
 import numpy as np
-import pandas as pd
 
 from . import _native
 from ._checks import short_repr
+from ._encoding_cache import (
+    RememberedSample,
+    SampleLayout,
+    SparseMemo,
+    frozen_encodings,
+    same_keys,
+    snapshot,
+)
 from ._frames import as_frame
+from ._validation import finite_reals, not_a_dict, validate_frame, validate_one
 
-__all__ = [
-    "DenseSample",
-    "FeatureIndex",
-    "check_value",
-    "is_missing_value",
-    "validate_one",
-    "validate_frame",
-    "sort_features",
-]
-
-_FAST_TYPES = frozenset((float, int))
+__all__ = ["DenseSample", "FeatureIndex", "sort_features"]
 
 
 def sort_features(features: typing.Iterable[typing.Hashable]) -> list:
@@ -52,39 +48,6 @@ def sort_features(features: typing.Iterable[typing.Hashable]) -> list:
         return sorted(features)
     except Exception:  # mixed types (TypeError), or a name's own comparison raising anything
         return sorted(features, key=lambda name: (type(name).__name__, repr(name)))
-
-
-def is_missing_value(value: typing.Any) -> bool:
-    """Whether a feature value of a dict sample is missing (zero): ``None`` or ``pd.NA``."""
-    return value is None or value is pd.NA
-
-
-def check_value(name: typing.Hashable, value: typing.Any) -> float | None:
-    """Return ``value`` as a finite float, ``None`` for a missing value, or raise naming ``name``.
-
-    ``None`` and ``pd.NA`` are missing. Booleans count as 0/1; ``Fraction`` and ``Decimal`` are
-    numbers like ints and floats. Strings, containers and other non-numbers raise ``TypeError``;
-    NaN, infinities and numbers too large for a float raise ``ValueError``.
-
-    """
-    if is_missing_value(value):
-        return None
-    if isinstance(value, (str, bytes)) or not isinstance(
-        value, (numbers.Real, np.bool_, decimal.Decimal)
-    ):
-        raise TypeError(
-            f"feature {name!r} has a non-numeric value {short_repr(value)} "
-            f"of type {type(value).__name__}"
-        )
-    try:
-        number = float(value)
-    except Exception as error:  # OverflowError, or anything a number's own __float__ raises
-        raise ValueError(
-            f"feature {name!r} has a value {short_repr(value)} that is not a float"
-        ) from error
-    if not math.isfinite(number):
-        raise ValueError(f"feature {name!r} has a non-finite value {short_repr(value)}")
-    return number
 
 
 def _placement(columns: list[int]) -> slice | list[int]:
@@ -100,138 +63,6 @@ def _placement(columns: list[int]) -> slice | list[int]:
     return columns
 
 
-def _finite_reals(values: typing.Collection) -> bool:
-    """True when every value is a plain ``int`` or ``float`` (its exact type: no subclass, no
-    bool) and their sum is a finite float: every value is then finite, as `check_value` would
-    find it.
-
-    The exact types come first: a subclass of float may answer the sum with what it likes (its
-    ``__radd__`` is tried before float's own addition, and may say 0.0 for an infinity), so only
-    plain numbers are trusted to add up honestly. ``sum(values, 0.0)`` then adds in floats: an int
-    beyond float range raises ``OverflowError`` (even when ints that cancel exactly would sum to
-    0), and a non-finite value (or a sum that overflows) gives inf or NaN. Those go the slow way,
-    value by value (where the valid ones are accepted all the same).
-
-    """
-    if not _FAST_TYPES.issuperset(map(type, values)):
-        return False
-    try:
-        total = sum(values, 0.0)
-    except OverflowError:  # an int beyond float range
-        return False
-    return math.isfinite(total)
-
-
-def _snapshot(x: dict) -> tuple[tuple, tuple]:
-    """The keys and the values of a feature dict, to recognise the sample at the next call."""
-    if not isinstance(x, dict):
-        raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
-    return tuple(x), tuple(x.values())
-
-
-def _same_keys(keys: tuple, known_keys: tuple) -> bool:
-    """Whether two tuples of feature names name the same features as dict look-ups would see
-    them: equal names of equal hashes (a name equal to another but hashing differently is
-    another dict key). The tuples' own hashes combine their names' hashes, so comparing them
-    first checks the names' hashes in one C loop (two names of different hashes give tuples of
-    the same hash with a chance of 2**-64), and skips the comparison of different tuples. A
-    name whose ``__hash__`` or ``__eq__`` raises gives False: the validation then meets it."""
-    try:
-        return hash(keys) == hash(known_keys) and keys == known_keys
-    except Exception:  # a name's own __eq__ or __hash__ raising
-        return False
-
-
-def _same_sample(keys: tuple, values: tuple, known_keys: tuple, known_values: tuple) -> bool:
-    """Whether a `_snapshot` is a remembered (validated) one: the same keys (`_same_keys`), all
-    values plain ints and floats (a complex or a ``Decimal`` equal to a remembered float must
-    still be validated), and equal values. The types are checked before the values are compared:
-    a ``pd.NA`` (missing) cannot be compared, its ``==`` is NA and has no truth value."""
-    return (
-        _same_keys(keys, known_keys)
-        and _FAST_TYPES.issuperset(map(type, values))
-        and values == known_values
-    )
-
-
-def validate_one(x: dict) -> dict:
-    """Validate a feature dict and return ``{feature: number}`` without the missing (None) values.
-
-    A dict that is already clean (only finite ints and floats) is returned as it is, not copied:
-    callers only read it.
-
-    """
-    if not isinstance(x, dict):
-        raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
-    if _finite_reals(x.values()):
-        return x
-    clean = {}
-    for name, value in x.items():
-        number = check_value(name, value)
-        if number is not None:
-            clean[name] = number
-    return clean
-
-
-def validate_frame(X: typing.Any) -> tuple[np.ndarray, np.ndarray]:
-    """Validate a dataframe: its values as a float matrix (NaN, missing, as 0) and a mask of the
-    columns that hold at least one observed (non-missing) value. ``X`` is any dataframe
-    `as_frame` accepts."""
-    X = as_frame(X)
-    if X.columns.has_duplicates:
-        duplicated = X.columns[X.columns.duplicated()].tolist()
-        raise ValueError(f"X has duplicated columns: {duplicated}")
-    dtypes = X.dtypes
-    for name, dtype in zip(X.columns, dtypes):
-        if pd.api.types.is_complex_dtype(dtype):
-            raise TypeError(f"feature {name!r} has complex values (dtype {dtype})")
-    if all(pd.api.types.is_numeric_dtype(dtype) for dtype in dtypes):
-        # Fast path: one conversion of the whole frame (bools count as 0/1, NA as NaN).
-        try:
-            matrix = X.to_numpy(dtype=float, na_value=np.nan, copy=True)
-        except (TypeError, ValueError):
-            pass
-        else:
-            if np.isfinite(matrix).all():  # no missing cell: every column observed if any row
-                return matrix, np.full(matrix.shape[1], len(matrix) > 0)
-            if not np.isinf(matrix).any():
-                missing = np.isnan(matrix)
-                matrix[missing] = 0.0
-                return matrix, ~missing.all(axis=0)
-    matrix = np.empty(X.shape, dtype=float)
-    for j, name in enumerate(X.columns):
-        column = X.iloc[:, j]
-        if pd.api.types.is_bool_dtype(column.dtype) or pd.api.types.is_numeric_dtype(column.dtype):
-            try:
-                values = column.to_numpy(dtype=float, na_value=np.nan)
-            except (TypeError, ValueError):
-                values = _object_column(name, column)
-        else:
-            values = _object_column(name, column)
-        bad = np.isinf(values)
-        if bad.any():
-            row = X.index[int(np.argmax(bad))]
-            raise ValueError(f"feature {name!r} has a non-finite value at row {row!r}")
-        matrix[:, j] = values
-    observed = ~np.isnan(matrix).all(axis=0)
-    np.nan_to_num(matrix, copy=False, nan=0.0)
-    return matrix, observed
-
-
-def _object_column(name: typing.Hashable, column: pd.Series) -> np.ndarray:
-    values = np.empty(len(column), dtype=float)
-    for i, (row, value) in enumerate(column.items()):
-        if is_missing_value(value) or (isinstance(value, float) and math.isnan(value)):
-            values[i] = np.nan
-            continue
-        try:
-            number = check_value(name, value)
-        except (TypeError, ValueError) as error:
-            raise type(error)(f"{error} at row {row!r}") from error
-        values[i] = number
-    return values
-
-
 class DenseSample(typing.NamedTuple):
     """A feature dict as `FeatureIndex.dense_one` encodes it."""
 
@@ -240,47 +71,7 @@ class DenseSample(typing.NamedTuple):
     support: np.ndarray | None  # columns that may be non-zero, reserved first (when asked for)
 
 
-@dataclasses.dataclass(slots=True)
-class _Layout:
-    """Where a sample's values go: its feature columns and, once asked for, its support."""
-
-    columns: list | np.ndarray
-    support: np.ndarray | None = None
-
-
-@dataclasses.dataclass(slots=True)
-class _Remembered:
-    """The last sample `FeatureIndex.dense_one` encoded with every feature known and present:
-    river's prequential loop encodes every sample twice (``predict_one``, then ``learn_one``)."""
-
-    keys: tuple
-    values: tuple | None  # None: the compiled refill built the vector (no tuple kept)
-    size: int  # the index's size then (a grown index encodes afresh)
-    vector: np.ndarray
-    layout: _Layout
-    placement: slice | np.ndarray  # the columns, or the slice they span
-
-
-class SparseSample(typing.NamedTuple):
-    """A sample as `FeatureIndex.encode_sparse` remembers it: read-only columns and values."""
-
-    columns: np.ndarray
-    numbers: np.ndarray
-    new: tuple  # new features (their provisional columns are in ``columns``)
-
-
-class _SparseMemo(typing.NamedTuple):
-    """The last sample `FeatureIndex.encode_sparse` encoded, to recognise it at the next call."""
-
-    size: int  # the index's size then
-    keys: tuple
-    values: tuple
-    zeros: tuple  # positions of zero values (a zero must be the very same object: -0.0 == 0.0)
-    grown: SparseSample  # with the provisional columns of its new features (grow=True)
-    known: SparseSample  # without them (grow=False)
-
-
-# A record without the NamedTuple's Python-level __new__ (a third of its cost, per sample)
+# A record without the NamedTuple's Python-level __new__ (which costs more than the tuple's own)
 _new_sample = tuple.__new__
 
 
@@ -338,22 +129,23 @@ class FeatureIndex:
     Notes
     -----
     `dense_one` (NR-RLS and the least-squares baselines) and `encode_sparse` (the first-order
-    models) remember the last sample they encoded (its keys, values and encoding), since river's
-    prequential loop encodes every sample twice (``predict_one`` then ``learn_one``). A sample
-    is taken as the same only when its keys and values are equal, its values plain ints and
-    floats, and the index unchanged; what they return is read-only for that reason. The caches
-    are not pickled.
+    models) remember the last sample they encoded (its keys, values and encoding: the records of
+    `river_nrrls._encoding_cache`), since river's prequential loop encodes every sample twice
+    (``predict_one`` then ``learn_one``). A sample is taken as the same only when its keys and
+    values are equal, its values plain ints and floats, and the index unchanged; what they
+    return is read-only for that reason. The caches are not pickled; `forget_encodings` lets
+    them go.
 
     """
 
-    _encoded: _SparseMemo | None = None  # the last cacheable encode_sparse (not pickled)
+    _encoded: SparseMemo | None = None  # the last cacheable encode_sparse (not pickled)
 
     def __init__(self, offset: int = 0, fill: float = 0.0):
         self.offset = offset
         self.fill = fill
         self.position: dict[typing.Hashable, int] = {}
         self.features: list[typing.Hashable] = []
-        self._cache: _Remembered | None = None  # dense_one's last reusable sample
+        self._cache: RememberedSample | None = None  # dense_one's last reusable sample
         self._template: np.ndarray | None = None  # fill, then zeros: the start of a vector
 
     def __getstate__(self) -> dict:
@@ -395,6 +187,11 @@ class FeatureIndex:
             raise ValueError("reorder needs a permutation of the index's features")
         self.features = list(features)
         self.position = {feature: self.offset + j for j, feature in enumerate(self.features)}
+        self.forget_encodings()
+
+    def forget_encodings(self) -> None:
+        """Let go of the remembered encodings (the next calls encode afresh, with the same
+        results): after a `reorder`, or for a reference that never reuses one."""
         self._cache = None
         self._template = None
         self._encoded = None
@@ -460,40 +257,20 @@ class FeatureIndex:
         columns of its new features, dropped for ``grow=False``). The cache is not pickled.
 
         """
-        keys, values = _snapshot(x)
+        keys, values = snapshot(x)
         last = self._encoded
-        if (
-            last is not None
-            and last.size == self.size
-            and _same_sample(keys, values, last.keys, last.values)
-            and all(values[i] is last.values[i] for i in last.zeros)
-        ):
+        if last is not None and last.repeats(keys, values, self.size):
             encoding = last.grown if grow else last.known
             return encoding.columns, encoding.numbers, list(encoding.new), True
         clean = validate_one(x)
         columns, numbers, new = self._encode_clean(clean, grow=True)
-        columns = np.asarray(columns, dtype=np.intp)
-        if new:  # grow=False drops the provisional columns
-            known = columns < self.size
-            known_columns, known_numbers = columns[known], numbers[known]
-        else:
-            known_columns, known_numbers = columns, numbers
-        for array in (columns, numbers, known_columns, known_numbers):
-            array.flags.writeable = False
+        grown, known = frozen_encodings(self.size, columns, numbers, new)  # known: grow=False
         as_given = clean is x
         if as_given:  # only ints and floats, validated: reusable
-            zeros = () if numbers.all() else tuple(np.flatnonzero(numbers == 0.0).tolist())
-            self._encoded = _SparseMemo(
-                self.size,
-                keys,
-                values,
-                zeros,
-                SparseSample(columns, numbers, tuple(new)),
-                SparseSample(known_columns, known_numbers, ()),
-            )
+            self._encoded = SparseMemo.of(self.size, keys, values, grown, known)
         if grow:
-            return columns, numbers, new, as_given
-        return known_columns, known_numbers, [], as_given
+            return grown.columns, grown.numbers, new, as_given
+        return known.columns, known.numbers, [], as_given
 
     def dense_one(self, x: dict, grow: bool = True, with_support: bool = False) -> DenseSample:
         """``x`` as a read-only dense vector of ``size + len(new)`` entries, with its new features
@@ -506,7 +283,7 @@ class FeatureIndex:
 
         """
         if x.__class__ is not dict and not isinstance(x, dict):
-            raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+            raise not_a_dict(x)
         size = self.offset + len(self.features)
         cache = self.remembered()
         if cache is not None:
@@ -519,73 +296,61 @@ class FeatureIndex:
                     x, cache.keys, cache.vector, layout.columns, self.offset, self.fill
                 )
                 if vector is not None:
-                    self.refilled(cache, vector)
+                    cache.refilled(vector)
             else:
                 vector = self._reuse(x, cache)
             if vector is not None:
                 if self.offset + len(self.features) != size:
                     _refuse_reentry()
-                support = self._support(cache.layout) if with_support else None
+                support = cache.layout.support_after(self.offset) if with_support else None
                 return _new_sample(DenseSample, (vector, [], support))
         x = _snapshot_of(x)  # one read of a dict that another thread may change
         columns, numbers, new = self.encode_one(x, grow=grow)
         if self.offset + len(self.features) != size:
             _refuse_reentry()
         placement = _placement(columns)
-        layout = _Layout(columns)
+        layout = SampleLayout(columns)
         vector = self._frozen_vector(self.size + len(new), placement, numbers)
         if not new and len(columns) == len(x):  # every feature known and present: reusable
-            self._remember(tuple(x), tuple(x.values()), vector, layout, placement)
-        support = self._support(layout) if with_support else None
+            self._cache = RememberedSample.of(
+                tuple(x), tuple(x.values()), self.size, vector, layout, placement
+            )
+        support = layout.support_after(self.offset) if with_support else None
         return _new_sample(DenseSample, (vector, new, support))
 
-    def remembered(self) -> _Remembered | None:
-        """The remembered sample, when no feature was added since (its vectors still fit)."""
+    def remembered(self) -> RememberedSample | None:
+        """The remembered sample of `dense_one`, when no feature was added since (its vectors
+        still fit): what a compiled call refills with ``x``'s values (its ``keys``, ``vector``
+        and ``layout.columns``, with this index's ``offset`` and ``fill``), keeping the vector
+        it built through `refilled`. An internal interface, for the fused paths of NR-RLS."""
         cache = self._cache
         if cache is not None and cache.size == self.offset + len(self.features):
             return cache
         return None
 
-    @staticmethod
-    def refilled(cache: _Remembered, vector: np.ndarray) -> None:
-        """Remember ``vector``, the compiled refill's vector of a sample with ``cache``'s keys."""
-        if vector is not cache.vector:
-            cache.vector, cache.values = vector, None  # no values tuple kept
+    #: ``refilled(cache, vector)``: keep ``vector``, the compiled refill's vector of a sample
+    #: with the keys of ``cache`` (a `remembered` sample); the record's own
+    #: `RememberedSample.refilled`, reached through the index (no call in between).
+    refilled = staticmethod(RememberedSample.refilled)
 
-    def _reuse(self, x: dict, cache: _Remembered) -> np.ndarray | None:
+    def _reuse(self, x: dict, cache: RememberedSample) -> np.ndarray | None:
         """The vector of ``x`` from the remembered sample's layout when ``x`` has its keys (the
         same objects, or equal ``str``/``int`` keys, whose equality implies an equal hash) and
         finite real values; None otherwise (then ``x`` is encoded and validated afresh). The
         Python twin of the compiled ``refill``."""
         keys = tuple(x)
-        if not _same_keys(keys, cache.keys):
+        if not same_keys(keys, cache.keys):
             return None
-        # Finite real values (`_finite_reals`) equal to the remembered ones: the same vector (a
+        # Finite real values (`finite_reals`) equal to the remembered ones: the same vector (a
         # complex equal to a remembered float is not real, and goes to the validation).
         values = tuple(x.values())
-        if not _finite_reals(values):
+        if not finite_reals(values):
             return None
         if values == cache.values:
             return cache.vector
         vector = self._frozen_vector(self.size, cache.placement, values)
-        cache.vector, cache.values = vector, values
+        cache.refilled(vector, values)
         return vector
-
-    def _remember(self, keys: tuple, values: tuple, vector, layout: _Layout, placement) -> None:
-        """Keep a sample whose features are all known and present, for `_reuse`."""
-        layout.columns = np.asarray(layout.columns, dtype=np.intp)
-        if not isinstance(placement, slice):
-            placement = layout.columns  # an index array is faster than a list for numpy
-        self._cache = _Remembered(keys, values, self.size, vector, layout, placement)
-
-    def _support(self, layout: _Layout) -> np.ndarray:
-        """The reserved columns, then the sample's feature columns (computed once per layout:
-        samples with the same keys share it)."""
-        if layout.support is None:
-            layout.support = np.concatenate(
-                (np.arange(self.offset, dtype=np.intp), np.asarray(layout.columns, dtype=np.intp))
-            )
-        return layout.support
 
     def _frozen_vector(self, size: int, placement, values) -> np.ndarray:
         """A read-only vector of ``size`` entries: ``fill`` in the reserved columns, ``values``

@@ -26,7 +26,7 @@ from ._checks import (
     sample_weights,
 )
 from ._frames import as_frame, as_series, native_frame, native_series
-from ._index import FeatureIndex, validate_one
+from ._index import FeatureIndex
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget, solver_nbytes
 from ._merging import Mergeable
@@ -34,6 +34,7 @@ from ._parameters import LiveParameters
 from ._solver import Solver, SystemSolver
 from ._stats import ClassStatistics, ColumnNamer
 from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
+from ._validation import validate_one
 from ._woodbury import RecursiveInverse
 
 __all__ = ["NRRLS"]

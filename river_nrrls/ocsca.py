@@ -11,9 +11,10 @@ import numpy as np
 from river import base, compose
 
 from ._checks import check_real, label_sign
-from ._index import FeatureIndex, is_missing_value
+from ._index import FeatureIndex
 from ._linear import binary_proba, exact_dot, weights_at, with_capacity
 from ._parameters import LiveParameters
+from ._validation import is_missing_value
 
 __all__ = ["OCSCA"]
 

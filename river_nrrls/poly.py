@@ -11,8 +11,9 @@ from river import base
 
 from ._checks import row_name, short_repr
 from ._frames import as_frame, native_frame
-from ._index import sort_features, validate_frame, validate_one
+from ._index import sort_features
 from ._parameters import LiveParameters
+from ._validation import validate_frame, validate_one
 
 __all__ = ["PolynomialExtender"]
 

@@ -24,12 +24,13 @@ from ._checks import (
     sample_weights,
 )
 from ._frames import as_frame, as_series, native_series
-from ._index import FeatureIndex, validate_one
+from ._index import FeatureIndex
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget
 from ._merging import Mergeable
 from ._parameters import LiveParameters
 from ._stats import refuse_out_of_range
+from ._validation import validate_one
 
 __all__ = ["RLSRegressor"]
 

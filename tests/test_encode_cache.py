@@ -21,7 +21,9 @@ import pytest
 from river import datasets, linear_model, optim
 
 from river_nrrls import OCSCA
-from river_nrrls._index import FeatureIndex, validate_one
+from river_nrrls._encoding_cache import SparseMemo, frozen_encodings, snapshot
+from river_nrrls._index import FeatureIndex
+from river_nrrls._validation import validate_one
 from river_nrrls.baselines import CSOGDClassifier
 
 
@@ -45,7 +47,7 @@ MODELS = {
 def _call(model, method: str, x, *args, cached: bool):
     """The outcome of ``model.method(x, *args)``: its repr, or the error's type and message."""
     if not cached:
-        model._index._encoded = None  # the reference never hits the cache
+        model._index.forget_encodings()  # the reference never hits the cache
     try:
         return repr(getattr(model, method)(x, *args))
     except (TypeError, ValueError) as error:
@@ -234,8 +236,8 @@ def test_encode_sparse_reports_missing_values_and_is_not_pickled():
     assert columns.tolist() == [0] and values.tolist() == [1.0] and not as_given
     assert index.encode_sparse({"a": 1.0, "b": 2.0})[3]
     assert pickle.dumps(index) == before
-    restored = pickle.loads(before)
-    assert restored._encoded is None
+    restored = pickle.loads(pickle.dumps(index))
+    assert pickle.dumps(restored) == before  # nothing remembered comes back
     assert restored.encode_sparse({"b": 2.0})[0].tolist() == [1]
     with pytest.raises(TypeError, match="dict"):
         index.encode_sparse([("a", 1.0)])
@@ -286,3 +288,60 @@ def test_a_sample_with_unknown_features_is_encoded_once():
     again = index.encode_sparse(x, grow=True)
     assert again[0] is learnt[0] and again[2] == learnt[2] and again[2] is not learnt[2]
     assert index.encode_sparse(x, grow=False)[0] is predicted[0]
+
+
+def test_forget_encodings_lets_go_of_both_caches_and_changes_no_result():
+    index = FeatureIndex(offset=1, fill=1.0)
+    index.add(["a", "b"])
+    x = {"a": 1.0, "b": 2.0}
+    dense, sparse = index.dense_one(x).vector, index.encode_sparse(x)
+    assert index.remembered() is not None and index.encode_sparse(x)[0] is sparse[0]
+    index.forget_encodings()
+    assert index.remembered() is None
+    again = index.encode_sparse(x)
+    assert again[0] is not sparse[0] and again[0].tolist() == sparse[0].tolist()
+    assert again[1].tobytes() == sparse[1].tobytes() and again[2:] == sparse[2:]
+    assert index.dense_one(x).vector.tobytes() == dense.tobytes()
+
+
+def test_a_sparse_memo_repeats_only_the_same_plain_values_in_an_index_of_its_size():
+    index = FeatureIndex()
+    index.add(["a", "b"])
+    x = {"a": 0.0, "b": 2}
+    columns, numbers, new, _ = index.encode_sparse(x)
+    grown, known = frozen_encodings(index.size, columns.tolist(), numbers.copy(), new)
+    memo = SparseMemo.of(index.size, *snapshot(x), grown, known)
+    assert memo.zeros == (0,)
+    assert memo.repeats(*snapshot(x), index.size)
+    assert memo.repeats(*snapshot({"a": 0.0, "b": 2.0}), index.size)  # 2 == 2.0, both plain
+    assert not memo.repeats(*snapshot(x), index.size + 1)  # the index grew
+    assert not memo.repeats(*snapshot({"a": -0.0, "b": 2}), index.size)  # -0.0 == 0.0
+    assert not memo.repeats(*snapshot({"a": 0.0, "b": decimal.Decimal(2)}), index.size)
+    assert not memo.repeats(*snapshot({"b": 2, "a": 0.0}), index.size)  # other key order
+    assert not memo.repeats(*snapshot({"a": 0.0, "b": pd.NA}), index.size)  # no NA comparison
+
+
+def test_frozen_encodings_drop_the_provisional_columns_and_are_read_only():
+    grown, known = frozen_encodings(2, [2, 0, 3], np.array([1.0, 2.0, 3.0]), ["c", "d"])
+    assert grown.columns.tolist() == [2, 0, 3] and grown.new == ("c", "d")
+    assert known.columns.tolist() == [0] and known.numbers.tolist() == [2.0] and known.new == ()
+    assert not any(a.flags.writeable for a in (*grown[:2], *known[:2]))
+
+
+def test_a_remembered_sample_keeps_what_it_is_refilled_with():
+    index = FeatureIndex(offset=1, fill=1.0)
+    index.add(["a", "b"])
+    first = index.dense_one({"b": 2.0, "a": 1.0}, with_support=True)
+    cache = index.remembered()
+    assert cache.layout.columns.tolist() == [2, 1]
+    assert first.support.tolist() == [0, 2, 1]
+    assert cache.layout.support_after(index.offset) is first.support  # computed once
+    vector = np.array([1.0, 3.0, 4.0])
+    index.refilled(cache, vector)  # as the compiled refill of NR-RLS's fused paths
+    assert cache.vector is vector and cache.values is None
+    index.refilled(cache, vector)  # the same vector: nothing to keep
+    assert cache.vector is vector
+    cache.refilled(first.vector, (2.0, 1.0))
+    assert cache.vector is first.vector and cache.values == (2.0, 1.0)
+    index.add(["c"])
+    assert index.remembered() is None  # the index grew: the vectors no longer fit

@@ -212,12 +212,12 @@ def test_names_whose_comparisons_raise_are_sorted_deterministically():
 
 
 def test_exact_types_only_take_the_fast_path():
-    from river_nrrls._index import _finite_reals, validate_one
+    from river_nrrls._validation import finite_reals, validate_one
 
-    assert _finite_reals((1.0, 2, -3.5))
-    assert not _finite_reals((1.0, _SumsToZero("inf")))
-    assert not _finite_reals((True, 1.0))  # bools are validated (they count as 0/1)
-    assert not _finite_reals((10**400, -(10**400)))
-    assert not _finite_reals((1e308, 1e308))  # the sum overflows: value by value
+    assert finite_reals((1.0, 2, -3.5))
+    assert not finite_reals((1.0, _SumsToZero("inf")))
+    assert not finite_reals((True, 1.0))  # bools are validated (they count as 0/1)
+    assert not finite_reals((10**400, -(10**400)))
+    assert not finite_reals((1e308, 1e308))  # the sum overflows: value by value
     assert validate_one({"a": 1e308, "b": 1e308}) == {"a": 1e308, "b": 1e308}
     assert validate_one({"a": np.float64(2.0)}) == {"a": 2.0}

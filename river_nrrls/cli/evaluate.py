@@ -57,7 +57,7 @@ from river import (
 
 from .. import datasets
 from .._checks import VALUE_LIMIT, short_repr
-from .._index import check_value
+from .._validation import check_value
 from ..nrrls import NRRLS
 from . import ProgressBar, UsageError, positive_int, register_command
 
