@@ -266,6 +266,55 @@ class ClassStatistics:
         self.data[...] = data
         self._bound = None
 
+    def permute(self, order: np.ndarray) -> None:
+        """Renumber the dense columns in place: column ``j`` becomes the present column
+        ``order[j]``, in every class's scatter (``order`` a permutation of ``range(dim)``).
+
+        The upper triangles are authoritative, so each scatter is symmetrised before its rows
+        and columns are reindexed (an entry may move to the other side of the diagonal).
+
+        """
+        if not self.n_classes:
+            return
+        data = self.data
+        permuted = np.empty_like(data, order="F")
+        block = np.ix_(order, order)
+        for c in range(self.n_classes):  # upper triangles authoritative: symmetrise first
+            permuted[:, :, c] = symmetrize_upper(data[:, :, c])[block]
+        self.assign(permuted)
+
+    # ------------------------------------------------------------------ views
+
+    def leading_view(self, dim: int, reuse: ClassStatistics | None = None) -> ClassStatistics:
+        """These statistics read over their leading ``dim`` columns, without a copy: a solver
+        given the view sees the leading ``dim x dim`` block of every class's scatter.
+
+        Shared with these statistics (by reference, as they are at this call): the buffer and
+        its stacked form, the labels, the slots and the forgetting factor, so the class masses
+        and every scatter entry are read from the same memory. The view's own: its width and
+        its assembly workspace (which depends on the width). A view reads; it is never taught
+        (learn, grow and merge through these statistics).
+
+        The buffer is reallocated when a class is added or the statistics outgrow its capacity,
+        and the view keeps the buffer it was given: refresh it before each use by passing it
+        back as ``reuse``, which rebinds it in place, O(1), and returns it (its workspace kept
+        for the next assembly).
+
+        """
+        view = reuse
+        if view is None:
+            view = ClassStatistics.__new__(ClassStatistics)
+            view._workspace = None  # own: the narrow-system workspace depends on the width
+            view._bound = None  # own: a view is not checked nor taught
+        # shared (rebound at every call: the source may have reallocated or replaced them)
+        view.forgetting = self.forgetting
+        view.labels = self.labels
+        view.slot = self.slot
+        view._buffer = self._buffer
+        view._stacked = self._stacked  # a cache of the buffer: `stacked` checks its base
+        view._dim = dim  # own
+        return view
+
     # ---------------------------------------------------------------- learning
 
     @property
