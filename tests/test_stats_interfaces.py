@@ -9,6 +9,7 @@ from kernel_paths import kernel_path  # noqa: F401  (a fixture)
 
 from river_nrrls._solver import SystemSolver
 from river_nrrls._stats import ClassStatistics, symmetrize_upper
+from river_nrrls._systems import system
 
 pytestmark = pytest.mark.usefixtures("kernel_path")
 
@@ -86,8 +87,8 @@ def test_views_keep_their_own_workspace():
     stats = _statistics(10, 2)
     narrow, wide = stats.leading_view(4), stats.leading_view(8)
     mix = np.array([[1.0, 0.5], [1.0, -0.5]])
-    matrix_4, _ = narrow.system(mix, 0.1, 0)
-    matrix_8, _ = wide.system(mix, 0.1, 0)
+    matrix_4, _ = system(narrow, mix, 0.1, 0)
+    matrix_8, _ = system(wide, mix, 0.1, 0)
     assert matrix_4.shape == (4, 4) and matrix_8.shape == (8, 8)
-    stats.system(mix, 0.1, 0)
-    assert narrow.system(mix, 0.1, 0)[0].shape == (4, 4)  # not the source's nor the other's
+    system(stats, mix, 0.1, 0)
+    assert system(narrow, mix, 0.1, 0)[0].shape == (4, 4)  # not the source's nor the other's
