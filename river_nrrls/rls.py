@@ -29,7 +29,7 @@ from ._locking import OneCallAtATime
 from ._memory import SizeBudget
 from ._merging import Mergeable
 from ._parameters import LiveParameters
-from ._stats import refuse_out_of_range
+from ._ranges import refuse_out_of_range
 from ._validation import validate_one
 
 __all__ = ["RLSRegressor"]
