@@ -18,8 +18,6 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("ocsca_speed.py", "OCSCA"),
         ("rls.py", "RLSRegressor"),
         ("selector.py", "order-3 pipeline"),
-        ("overhead.py", "MAX_DRIFT"),
-        ("floors.py", "_BareStep"),
         ("accuracy.py", "stale factor"),
     ],
 )
