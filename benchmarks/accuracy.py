@@ -22,11 +22,20 @@ random labels of C classes: every class's system has its own stale factor):
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 from pathlib import Path
 
-from speed import make_stream, table, uniform_classes_stream
+from _common import (
+    environment_header,
+    factor_precision,
+    force_direct,
+    make_stream,
+    solver_counters,
+    table,
+    uniform_classes_stream,
+    weight_matrix,
+    write_results,
+)
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 
@@ -36,23 +45,13 @@ RESULTS = Path(__file__).parent / "results" / "accuracy.md"
 def _pair():
     from river_nrrls import NRRLS
 
-    automatic, direct = NRRLS(), NRRLS()
-    direct._solver.stale_min_dim = direct._solver.class_stale_min_dim = 10**9
-    return automatic, direct
+    return NRRLS(), force_direct(NRRLS())
 
 
 def _stream(n: int, d: int, seed: int, n_classes: int):
     if n_classes > 2:
         return uniform_classes_stream(n, d, n_classes, seed, seed)
     return make_stream(n, d, seed=seed)
-
-
-def _precision(solver) -> str:
-    """The precision of P^-1 in the solver's last factor(s)."""
-    factors = [solver.stale] if solver.class_factors is None else solver.class_factors
-    names = {"f": "single", "d": "double"}
-    kinds = {names[f.inverse.dtype.char] for f in factors if f is not None}
-    return " and ".join(sorted(kinds)) or "-"
 
 
 def stale_against_direct(d: int, steps: int, n_classes: int = 2) -> list:
@@ -64,17 +63,17 @@ def stale_against_direct(d: int, steps: int, n_classes: int = 2) -> list:
     start = {}
     for i, (x, y) in enumerate(zip(rows, labels)):
         if i == 2 * d:
-            start = dict(automatic._solver.counters)
+            start = solver_counters(automatic)
         for model in (automatic, direct):
             model.predict_one(x)
         if i >= 2 * d:
-            reference = direct._weight_matrix()
-            gap = np.linalg.norm(automatic._weight_matrix() - reference) / np.linalg.norm(reference)
+            reference = weight_matrix(direct)
+            gap = np.linalg.norm(weight_matrix(automatic) - reference) / np.linalg.norm(reference)
             worst = max(worst, float(gap))
         for model in (automatic, direct):
             model.learn_one(x, y)
-    counters = {k: v - start[k] for k, v in automatic._solver.counters.items()}
-    precision = _precision(automatic._solver)
+    counters = {k: v - start[k] for k, v in solver_counters(automatic).items()}
+    precision = factor_precision(automatic)
     row = [d, n_classes, steps, f"{worst:.1e}", counters["stale"], counters["refactor"]]
     return row + [precision]
 
@@ -105,9 +104,6 @@ def against_batch(d: int, n: int, n_classes: int = 2) -> list:
 
 
 def main(argv=None) -> int:
-    import numpy as np
-    import river
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small widths, no results file")
     quick = parser.parse_args(argv).quick
@@ -119,8 +115,7 @@ def main(argv=None) -> int:
 
     header = (
         "# Accuracy of the solver paths\n\nCommand: `python benchmarks/accuracy.py`. "
-        f"Python {platform.python_version()}, numpy {np.__version__}, "
-        f"river {river.__version__}, {platform.machine()}. Relative errors of the weights "
+        f"{environment_header()} Relative errors of the weights "
         "(see the script's docstring); the tests hold every path to 1e-9 after every prefix."
     )
     parts = [header]
@@ -149,7 +144,7 @@ def main(argv=None) -> int:
     report = "\n\n".join(parts) + "\n"
     print(report)
     if not quick:
-        RESULTS.write_text(report)
+        write_results(RESULTS, report)
     return 0
 
 

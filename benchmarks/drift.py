@@ -45,25 +45,30 @@ sample learnt, or just replaced by an empty model) counts as predicting the nega
 
 from __future__ import annotations
 
-import os
+import _common
 
-os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: small matrices, threads only hurt
+_common.limit_blas_threads(force=True)  # before numpy: small matrices, threads only hurt
 
 import argparse  # noqa: E402
 import concurrent.futures  # noqa: E402
-import itertools  # noqa: E402
-import platform  # noqa: E402
+import os  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import river  # noqa: E402
+from _common import (  # noqa: E402
+    DRIFT_STREAMS,
+    build_drift_stream,
+    drift_positions,
+    drift_width,
+    environment_header,
+    gmean,
+    write_results,
+)
 from river import drift, forest, linear_model, metrics, tree  # noqa: E402
-from river.datasets import synth  # noqa: E402
 
 from river_nrrls import NRRLS  # noqa: E402
-from river_nrrls.datasets.synth import Imbalanced, scale_agrawal  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -74,32 +79,7 @@ FORGETTING_GRID = (0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995, 1.0)
 MODELS = ("NRRLS l=1", "NRRLS l=tuned", "NRRLS+ADWIN", "NRRLS+DDM", "LogReg", "HAT", "ARF")
 WRAPPED = ("NRRLS+ADWIN", "NRRLS+DDM")
 
-#: name -> (generator, concepts, share of positives, drift width, noise)
-STREAMS = {
-    "SEA": ("sea", (0, 3, 2, 1), 0.10, 500, 0.05),
-    "Agrawal-linear": ("agrawal", (6, 7, 8, 6), 0.15, 5000, 0.0),
-    "Agrawal-nonlinear": ("agrawal", (1, 2, 5, 3), 0.15, 5000, 0.0),
-}
-
 # ------------------------------------------------------------------ streams
-
-
-def drift_positions(n: int) -> list[int]:
-    return [n // 4, n // 2, 3 * n // 4]
-
-
-def drift_width(name: str, n: int) -> int:
-    """The stream's width, shrunk for short (--quick) streams, and never so narrow that
-    ConceptDriftStream's sigmoid overflows (exp(4 * position / width) needs width > pos / 177)."""
-    width = min(STREAMS[name][3], max(1, n // 20))
-    return max(width, drift_positions(n)[-1] // 170 + 1)
-
-
-def _scale(x: dict, kind: str) -> dict:
-    if kind == "sea":
-        return {f"x{k}": v / 10.0 for k, v in x.items()}
-    return scale_agrawal(x)
-
 
 #: (name, n, seed) -> samples. Filled by the parent before it forks the workers that run the
 #: models, so they inherit the streams (a worker that does not find one builds it).
@@ -109,32 +89,8 @@ _BUILT: dict[tuple, tuple] = {}
 def get_stream(name: str, n: int, seed: int) -> tuple:
     key = (name, n, seed)
     if key not in _BUILT:
-        _BUILT[key] = build_stream(name, n, seed)
+        _BUILT[key] = build_drift_stream(name, n, seed)
     return _BUILT[key]
-
-
-def build_stream(name: str, n: int, seed: int) -> tuple:
-    """The first ``n`` samples of stream ``name`` (a tuple of ``(x, y)``, y a bool)."""
-    kind, concepts, pos_rate, _, noise = STREAMS[name]
-    width = drift_width(name, n)
-    parts = []
-    for k, concept in enumerate(concepts):
-        base_seed = 1000 * seed + 10 * k
-        if kind == "sea":
-            generator = synth.SEA(variant=concept, noise=noise, seed=base_seed)
-        else:
-            generator = synth.Agrawal(classification_function=concept, seed=base_seed)
-        parts.append(Imbalanced(generator, pos_rate, base_seed + 1))
-    stream = parts[0]
-    for k, (part, position) in enumerate(zip(parts[1:], drift_positions(n))):
-        stream = synth.ConceptDriftStream(
-            stream=stream,
-            drift_stream=part,
-            position=position,
-            width=width,
-            seed=1000 * seed + 100 + k,
-        )
-    return tuple((_scale(x, kind), bool(y)) for x, y in itertools.islice(stream, n))
 
 
 # ------------------------------------------------------------------- models
@@ -191,16 +147,6 @@ def labels_of(stream: str, n: int, seed: int) -> np.ndarray:
     return np.fromiter((y for _, y in get_stream(stream, n, seed)), dtype=bool)
 
 
-def gmean(labels: np.ndarray, predictions: np.ndarray) -> float:
-    """sqrt(TPR * TNR) (0 when a class is absent)."""
-    positives, negatives = labels.sum(), (~labels).sum()
-    if positives == 0 or negatives == 0:
-        return 0.0
-    tpr = (predictions & labels).sum() / positives
-    tnr = (~predictions & ~labels).sum() / negatives
-    return float(np.sqrt(tpr * tnr))
-
-
 def rolling_gmean(
     labels: np.ndarray, predictions: np.ndarray, window: int, step: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -249,8 +195,7 @@ def markdown(
     lines = [
         "# NR-RLS on drifting, imbalanced streams",
         "",
-        f"Written by `{command}` in {seconds:.0f} s (Python {platform.python_version()}, "
-        f"river {river.__version__}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
+        f"Written by `{command}` in {seconds:.0f} s ({environment_header()} "
         f"{args.jobs} processes, OPENBLAS_NUM_THREADS=1; 1-minute load average "
         f"{args.load[0]:.1f} at the start and {os.getloadavg()[0]:.1f} at the end: times are "
         "wall-clock and grow with other load). The streams and models are described in the "
@@ -271,7 +216,7 @@ def markdown(
         "",
     ]
     for stream, rows in summaries.items():
-        kind, concepts, pos_rate, _, noise = STREAMS[stream]
+        kind, concepts, pos_rate, _, noise = DRIFT_STREAMS[stream]
         what = "variants" if kind == "sea" else "functions"
         lines += [
             f"## {stream}",
@@ -409,32 +354,41 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
 
     # 1. Streams, built once (in parallel) and inherited by the workers forked afterwards.
-    specs = [(s, n, seed) for s in STREAMS for seed in (EVALUATION_SEED, TUNING_SEED)]
+    specs = [(s, n, seed) for s in DRIFT_STREAMS for seed in (EVALUATION_SEED, TUNING_SEED)]
     with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        built = list(pool.map(build_stream, *zip(*specs)))
+        built = list(pool.map(build_drift_stream, *zip(*specs)))
     _BUILT.update(zip(specs, built))
     print(f"streams built in {time.perf_counter() - started:.0f} s", flush=True)
 
     # 2. Tuning runs and the models that need no tuning; the slowest first.
-    jobs = [(s, n, TUNING_SEED, "NRRLS l=tuned", lam) for s in STREAMS for lam in FORGETTING_GRID]
+    jobs = [
+        (s, n, TUNING_SEED, "NRRLS l=tuned", lam) for s in DRIFT_STREAMS for lam in FORGETTING_GRID
+    ]
     jobs += [
-        (s, n, EVALUATION_SEED, m, 1.0) for s in STREAMS for m in MODELS if m != "NRRLS l=tuned"
+        (s, n, EVALUATION_SEED, m, 1.0)
+        for s in DRIFT_STREAMS
+        for m in MODELS
+        if m != "NRRLS l=tuned"
     ]
     jobs.sort(key=lambda job: {"ARF": 0, "HAT": 1}.get(job[3], 2))
     runs = _run_all(jobs, args)
-    tuning = {s: {} for s in STREAMS}
+    tuning = {s: {} for s in DRIFT_STREAMS}
     for run in runs:
         if run["seed"] == TUNING_SEED:
             labels = labels_of(run["stream"], n, TUNING_SEED)
             tuning[run["stream"]][run["forgetting"]] = gmean(labels, run["predictions"])
-    chosen = {s: max(FORGETTING_GRID, key=lambda lam, s=s: (tuning[s][lam], lam)) for s in STREAMS}
+    chosen = {
+        s: max(FORGETTING_GRID, key=lambda lam, s=s: (tuning[s][lam], lam)) for s in DRIFT_STREAMS
+    }
     print("chosen l: " + ", ".join(f"{s} {lam:g}" for s, lam in chosen.items()), flush=True)
 
     # 3. The tuned NR-RLS on the evaluation streams.
-    runs += _run_all([(s, n, EVALUATION_SEED, "NRRLS l=tuned", chosen[s]) for s in STREAMS], args)
+    runs += _run_all(
+        [(s, n, EVALUATION_SEED, "NRRLS l=tuned", chosen[s]) for s in DRIFT_STREAMS], args
+    )
 
     summaries, curves = {}, {}
-    for stream in STREAMS:
+    for stream in DRIFT_STREAMS:
         labels = labels_of(stream, n, EVALUATION_SEED)
         by_model = {
             r["model"]: r for r in runs if r["stream"] == stream and r["seed"] == EVALUATION_SEED
@@ -456,10 +410,8 @@ def main(argv: list[str] | None = None) -> None:
     if output is None:
         print(report)
         return
-    output.mkdir(parents=True, exist_ok=True)
-    (output / "drift.md").write_text(report)
     print(report)
-    print(f"wrote {output / 'drift.md'}")
+    write_results(output / "drift.md", report)
     try:
         import matplotlib  # noqa: F401
     except ImportError:

@@ -38,7 +38,6 @@ import argparse
 import collections
 import concurrent.futures
 import os
-import platform
 import random
 import statistics
 import sys
@@ -46,7 +45,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-import river
+from _common import compact_table, environment_header, table_row, write_results
 from river import linear_model, optim
 
 from river_nrrls import OCSCA, CSOGDClassifier, datasets
@@ -205,8 +204,8 @@ def markdown(runs: list[dict], scenarios: list[str], seconds: float, command: st
     lines = [
         "# OCSCA: online cost-sensitive adaptation against CSOGD and a weighted LR",
         "",
-        f"Written by `{command}` in {seconds:.0f} s (Python {platform.python_version()}, "
-        f"river {river.__version__}, {os.cpu_count()} CPUs). The protocol is in the script's "
+        f"Written by `{command}` in {seconds:.0f} s ({environment_header()}) The protocol is "
+        "in the script's "
         "docstring: 10-fold CV; in each training part 2 folds train f0 with C+0 and 7 folds are "
         "the stream, with costs C+ and C- = 1; hyper-parameters by an inner 3-fold CV on the "
         "stream; accuracy and average misclassification cost on the test fold.",
@@ -231,8 +230,7 @@ def markdown(runs: list[dict], scenarios: list[str], seconds: float, command: st
             "Mean over the 10 test folds: average misclassification cost (lower is better) / "
             "accuracy. Bold: the lowest cost of the row.",
             "",
-            "| Data set | n (n+) | " + " | ".join(METHODS) + " |",
-            "|---|---|" + "---|" * len(METHODS),
+            compact_table(["Data set", "n (n+)", *METHODS]),
         ]
         for run in chunk:
             costs = {m: _mean(run["results"][m], 1) for m in METHODS}
@@ -241,9 +239,7 @@ def markdown(runs: list[dict], scenarios: list[str], seconds: float, command: st
             for m in METHODS:
                 text = f"{costs[m]:.3f} / {100 * _mean(run['results'][m], 0):.1f}%"
                 cells.append(f"**{text}**" if costs[m] == best else text)
-            lines.append(
-                f"| {run['name']} | {run['n']} ({run['n_true']}) | " + " | ".join(cells) + " |"
-            )
+            lines.append(table_row([run["name"], f"{run['n']} ({run['n_true']})", *cells]))
         averages = {
             m: (
                 statistics.fmean(_mean(r["results"][m], 1) for r in chunk),
@@ -401,9 +397,7 @@ def main(argv: list[str] | None = None) -> None:
         print(report)
         return
     args.output = output
-    args.output.mkdir(parents=True, exist_ok=True)
-    (args.output / "ocsca.md").write_text(report)
-    print(f"wrote {args.output / 'ocsca.md'}")
+    write_results(args.output / "ocsca.md", report)
     try:
         import matplotlib  # noqa: F401
     except ImportError:

@@ -46,15 +46,13 @@ import argparse
 import concurrent.futures
 import math
 import os
-import platform
 import random
 import statistics
-import sys
 import time
 import typing
 from pathlib import Path
 
-import river
+from _common import compact_table, environment_header, write_results
 from river import base, forest, linear_model, naive_bayes, preprocessing, tree
 from river import datasets as river_datasets
 
@@ -243,8 +241,8 @@ def markdown(rows: list[dict], seconds: float, command: str) -> str:
     lines = [
         "# OCSCA's default step against its base model alone",
         "",
-        f"Written by `{command}` in {seconds:.0f} s (Python {platform.python_version()}, "
-        f"river {river.__version__}, {os.cpu_count()} cores shared with other jobs). The "
+        f"Written by `{command}` in {seconds:.0f} s ({environment_header()} The cores were "
+        "shared with other jobs.) The "
         "protocol is in the script's docstring: f0 learns the first third of a shuffled stream "
         "without costs; on the other two thirds, progressive validation of the average "
         f"misclassification cost with C+ = {COST_POS:g}, C- = {COST_NEG:g}, of f0 alone (frozen) "
@@ -254,8 +252,16 @@ def markdown(rows: list[dict], seconds: float, command: str) -> str:
         "",
         "## Every variant: cost relative to f0 alone's",
         "",
-        "| variant | mean | geometric mean | median | cheaper than f0 | > 5 % dearer than f0 |",
-        "|---|---|---|---|---|---|",
+        compact_table(
+            [
+                "variant",
+                "mean",
+                "geometric mean",
+                "median",
+                "cheaper than f0",
+                "> 5 % dearer than f0",
+            ]
+        ),
     ]
     for entry in table:
         label = f"**{entry['label']}**" if entry["label"] == DEFAULT else entry["label"]
@@ -275,8 +281,9 @@ def markdown(rows: list[dict], seconds: float, command: str) -> str:
         '`alpha="scale"`, with the previous default alpha = 1 (bold: the lowest of the three); '
         "seconds: f0 and every variant, all the orders (shared machine).",
         "",
-        "| stream | n (n+) | base model | f0 | scale (default) | alpha = 1 | seconds |",
-        "|---|---|---|---|---|---|---|",
+        compact_table(
+            ["stream", "n (n+)", "base model", "f0", "scale (default)", "alpha = 1", "seconds"]
+        ),
     ]
     for stream in streams:
         for base_name in BASES:
@@ -334,9 +341,7 @@ def main(argv: list[str] | None = None) -> None:
     print(text)
     output = args.output if args.output is not None else (None if args.quick else RESULTS)
     if output is not None:
-        output.mkdir(parents=True, exist_ok=True)
-        (output / "ocsca_default.md").write_text(text, encoding="utf-8")
-        print(f"written: {output / 'ocsca_default.md'}", file=sys.stderr)
+        write_results(output / "ocsca_default.md", text)
 
 
 if __name__ == "__main__":

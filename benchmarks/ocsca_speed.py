@@ -23,10 +23,10 @@ river's dict form. Every timed step is ``predict_one`` then ``learn_one`` (what
 
 Every figure is measured in two worker processes, with one BLAS thread (``OPENBLAS_NUM_THREADS=1``
 and friends, set before numpy is imported) and with the default threading, as
-``benchmarks/speed.py`` does (its timing helpers are reused). Within a worker the models take
-turns in every repeat, every model first learns an untimed warm-up prefix, and the best repeat
-counts; every setting runs ``--rounds`` workers (2), the best figure counts. ``--before PATH``
-runs the same workers a second time with ``PYTHONPATH=PATH``, so that
+``benchmarks/speed.py`` does (the timing of ``benchmarks/_common.py``). Within a worker the
+models take turns in every repeat, every model first learns an untimed warm-up prefix, and the
+best repeat counts; every setting runs ``--rounds`` workers (2), the best figure counts.
+``--before PATH`` runs the same workers a second time with ``PYTHONPATH=PATH``, so that
 ``import river_nrrls`` finds the package of another checkout (for instance the commit before a
 change), and reports both.
 """
@@ -36,13 +36,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from speed import _THREAD_VARIABLES, interleaved, table
+from _common import THREAD_VARIABLES, environment_header, interleaved, table, write_results
 
 RESULTS = Path(__file__).parent / "results" / "ocsca_speed.md"
 NON_ZEROS = 200
@@ -115,9 +114,6 @@ def _lookup_floor(rows, d: int, timed, repeats: int) -> float:
 
 
 def worker(quick: bool) -> dict:
-    import numpy as np
-    import river
-
     import river_nrrls
 
     repeats = 1 if quick else 5
@@ -131,17 +127,13 @@ def worker(quick: bool) -> dict:
         best = interleaved(_models(warm), warm, timed, True, repeats)
         us = {name: us for name, (us, _) in best.items()}
         results.append({"d": d, "us": us, "lookups": _lookup_floor(rows, d, timed, repeats)})
-    return {
-        "widths": results,
-        "package": str(Path(river_nrrls.__file__).parent),
-        "versions": {"numpy": np.__version__, "river": river.__version__},
-    }
+    return {"widths": results, "package": str(Path(river_nrrls.__file__).parent)}
 
 
 def _run_worker(quick: bool, threads: str | None, before: str | None) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in _THREAD_VARIABLES}
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
     if threads is not None:
-        env.update(dict.fromkeys(_THREAD_VARIABLES, threads))
+        env.update(dict.fromkeys(THREAD_VARIABLES, threads))
     if before is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [before, env.get("PYTHONPATH")]))
     command = [sys.executable, __file__, "--worker"] + (["--quick"] if quick else [])
@@ -228,19 +220,18 @@ def main(argv=None) -> int:
     body = report(runs)
     print(body)
     if not args.quick:
-        versions = next(iter(runs["one BLAS thread"].values()))["versions"]
         code_note = (
             f'"before" is the package of {_describe(args.before)} (the code before the change), '
             '"after" this checkout\'s; '
             if args.before
             else ""
         )
-        RESULTS.write_text(
+        write_results(
+            RESULTS,
             "# OCSCA speed on a wide sparse stream\n\n"
             "`python benchmarks/ocsca_speed.py"
             + (" --before <checkout of the previous commit>`" if args.before else "`")
-            + f" (Python {platform.python_version()}, numpy {versions['numpy']}, "
-            f"river {versions['river']}, {os.cpu_count()} cores shared with other jobs). "
+            + f" ({environment_header()} The cores were shared with other jobs.) "
             f"{code_note}microseconds per prequential step (predict_one then learn_one), best of "
             f"{args.rounds} worker processes (the codes taking turns) x 5 repeats of 1,000 steps "
             "after 2,000 untimed warm-up steps, models interleaved. "
@@ -249,9 +240,8 @@ def main(argv=None) -> int:
             "dict of D features (keys as the stream gives them): the floor of any encoding of "
             "a dict sample, O(k) operations whose cost grows with D only because the dict "
             "outgrows the CPU caches (river's LogisticRegression pays it too, in its weight "
-            "dict).\n\n" + body + "\n"
+            "dict).\n\n" + body + "\n",
         )
-        print(f"wrote {RESULTS}")
     return 0
 
 

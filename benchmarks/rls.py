@@ -24,22 +24,21 @@ ratios, which come from the same run.
 
 from __future__ import annotations
 
-import argparse
-import math
-import os
-import platform
-import sys
-import time
-from pathlib import Path
+import _common
 
 # One BLAS thread for every model (before numpy is imported): on a shared 2-core machine extra
 # threads only slow the small matrices down (see conftest.py), and all models get the same.
-for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")
+_common.limit_blas_threads()
+
+import argparse  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import river  # noqa: E402
-from river import base, datasets, evaluate, linear_model, metrics, preprocessing
+from _common import environment_header, interleaved, table, write_results  # noqa: E402
+from river import base, datasets, evaluate, linear_model, metrics, preprocessing  # noqa: E402
 from river.datasets import synth  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -125,18 +124,10 @@ def _dense_stream(d: int, n: int, seed: int = 0) -> list:
     return [(dict(zip(names, row)), float(target)) for row, target in zip(X.tolist(), y)]
 
 
-def _steps(model, block: list) -> float:
-    """Seconds for a prequential pass over ``block`` (predict_one, then learn_one)."""
-    start = time.perf_counter()
-    for x, y in block:
-        model.predict_one(x)
-        model.learn_one(x, y)
-    return time.perf_counter() - start
-
-
 def speed(quick: bool) -> list[list]:
     """The models take turns on the same block of samples, repeat after repeat (so that the
-    load of a shared machine hits them alike); the best repeat of each counts."""
+    load of a shared machine hits them alike), each from its state after the warm-up; the best
+    repeat of each counts."""
     rows = []
     sizes = {8: (200, 15), 22: (200, 15), 128: (100, 7), 512: (20, 5)}  # (block, repeats)
     for d, (size, repeats) in sizes.items():
@@ -145,18 +136,14 @@ def speed(quick: bool) -> list[list]:
         samples = _dense_stream(d, size + 50)
         features = [f"x{j}" for j in range(d)]
         models = {
-            name: make()
+            name: make
             for name, make in _models(features, drifting=False).items()
             if not ("smoothing" in name and d == 512 and quick)
         }
-        for model in models.values():
-            _steps(model, samples[:50])  # warm-up
-        block = samples[50:]
-        best = dict.fromkeys(models, math.inf)
-        for _ in range(repeats):
-            for name, model in models.items():
-                best[name] = min(best[name], _steps(model, block))
-        times = {name: seconds / len(block) * 1e6 for name, seconds in best.items()}
+        warm = tuple(zip(*samples[:50], strict=True))
+        block = tuple(zip(*samples[50:], strict=True))
+        best = interleaved(models, warm, block, True, repeats)
+        times = {name: us for name, (us, _) in best.items()}
         if RecursiveLS is not None and d <= 128:  # d = 512: over a second a sample
             X = np.array([list(x.values()) for x, _ in samples])
             y = np.array([target for _, target in samples])
@@ -236,15 +223,6 @@ def accuracy(quick: bool) -> list[list]:
     return rows
 
 
-def table(headers: list, rows: list) -> str:
-    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows)]
-    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
-    return "\n".join(
-        [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-        + [line(r) for r in rows]
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke test: prints only")
@@ -253,14 +231,13 @@ def main() -> None:
     speed_rows = speed(quick)
     accuracy_rows = accuracy(quick)
     versions = (
-        f"Python {platform.python_version()}, numpy {np.__version__}, river {river.__version__}"
-        + (", padasip 1.2.2" if padasip is not None else ", padasip not installed")
+        environment_header()
+        + (" padasip 1.2.2" if padasip is not None else " padasip not installed")
         + (
             ", statsmodels " + __import__("statsmodels").__version__
             if RecursiveLS is not None
             else ", statsmodels not installed"
         )
-        + f", {platform.machine()}"
     )
     text = "\n\n".join(
         [
@@ -282,7 +259,7 @@ def main() -> None:
     print(text)
     print(f"\n{time.perf_counter() - started:.0f} s")
     if not quick:
-        RESULTS.write_text(text + "\n")
+        write_results(RESULTS, text + "\n")
 
 
 if __name__ == "__main__":

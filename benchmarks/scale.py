@@ -33,7 +33,6 @@ import contextlib
 import math
 import multiprocessing
 import os
-import platform
 import resource
 import sys
 import tempfile
@@ -43,6 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import threadpoolctl
+from _common import environment_header, table, write_results
 
 RESULTS = Path(__file__).parent / "results" / "scale.md"
 N_FEATURES = 22
@@ -251,14 +251,6 @@ def _threads(run: dict) -> str:
     return f"{count} BLAS thread{'s' if count > 1 else ''}"
 
 
-def table(headers, rows) -> str:
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(str(h).ljust(w) for h, w in zip(headers, widths)) + " |"
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |" for r in rows]
-    return "\n".join([line, rule, *body])
-
-
 def _mb(values) -> str:
     if isinstance(values, (int, float)):
         values = [values]
@@ -421,7 +413,6 @@ def main(argv=None) -> int:
     ]
 
     import dask
-    import river
 
     partition_mb = args.partition_rows * (N_FEATURES + 1) * 8 / MB  # float64 rows, label too
     growth = max(
@@ -442,9 +433,8 @@ def main(argv=None) -> int:
         f"parquet partitions of {args.partition_rows:,} rows ({on_disk / MB:,.0f} MB on disk)."
     )
     machine = (
-        f"Python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
-        f"river {river.__version__}, dask {dask.__version__}; {platform.machine()}, "
-        f"{os.cpu_count()} cores, {_total_memory()}."
+        f"{environment_header()} pandas {pd.__version__}, dask {dask.__version__}, "
+        f"{_total_memory()}."
     )
     worker_table = table(
         [
@@ -503,9 +493,7 @@ the reduction ships one partial model per partition: 8 (d + 1)^2 bytes per class
 """
     print(text)
     if not args.quick:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(text)
-        print(f"written to {RESULTS}", file=sys.stderr)
+        write_results(RESULTS, text)
     return 0
 
 

@@ -31,24 +31,29 @@ averaged over the drifts.
 
 from __future__ import annotations
 
-import os
+import _common
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: small matrices
+_common.limit_blas_threads()  # before numpy: small matrices
 
 import argparse  # noqa: E402
-import platform  # noqa: E402
+import os  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import river  # noqa: E402
+from _common import (  # noqa: E402
+    build_drift_stream,
+    compact_table,
+    drift_positions,
+    environment_header,
+    gmean,
+    timed_pass,
+    write_results,
+)
 from river import linear_model  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
-
-from drift import build_stream, drift_positions, gmean  # noqa: E402
 
 from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector  # noqa: E402
 
@@ -108,12 +113,7 @@ def time_models(models: dict, stream: list, warmup: int, block: int) -> dict:
     for turn, offset in enumerate(range(0, len(timed), block)):
         chunk = timed[offset : offset + block]
         for name in names[turn % len(names) :] + names[: turn % len(names)]:
-            model = models[name]
-            start = time.process_time()
-            for x, y in chunk:
-                model.predict_one(x)
-                model.learn_one(x, y)
-            spent[name] += time.process_time() - start
+            spent[name] += timed_pass(models[name], chunk, clock=time.process_time)
     return {name: seconds / len(timed) * 1e6 for name, seconds in spent.items()}
 
 
@@ -148,11 +148,21 @@ def _speed_line(row: dict) -> str:
     )
 
 
-SPEED_HEADER = (
-    "| aggregate | l | columns (order 6) | samples (untimed + timed) | LogReg us | order-3 us "
-    "| order-6 us | selector us | independent us | selector / order-6 | independent / order-6 "
-    "| independent / selector |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|"
+SPEED_HEADER = compact_table(
+    [
+        "aggregate",
+        "l",
+        "columns (order 6)",
+        "samples (untimed + timed)",
+        "LogReg us",
+        "order-3 us",
+        "order-6 us",
+        "selector us",
+        "independent us",
+        "selector / order-6",
+        "independent / order-6",
+        "independent / selector",
+    ]
 )
 
 
@@ -171,7 +181,7 @@ def drift_models(n_features: int) -> dict:
 def run_drift(args) -> dict:
     results = {}
     for name in DRIFT_STREAMS:
-        stream = build_stream(name, args.drift_samples, 1)
+        stream = build_drift_stream(name, args.drift_samples, 1)
         labels = np.array([y for _, y in stream])
         n_features = len(stream[0][0])
         after = max(1, args.drift_samples // 20)
@@ -219,9 +229,8 @@ def _drift_line(row: dict) -> str:
     )
 
 
-DRIFT_HEADER = (
-    "| model | G-mean | after drifts | after the last drift | us/sample | chosen at the end |\n"
-    "|---|---|---|---|---|---|"
+DRIFT_HEADER = compact_table(
+    ["model", "G-mean", "after drifts", "after the last drift", "us/sample", "chosen at the end"]
 )
 
 
@@ -230,9 +239,9 @@ def markdown(speed: list, drifting: dict, args, seconds: float) -> str:
     lines = [
         "# PolynomialOrderSelector: cost and drift",
         "",
-        f"Written by `python benchmarks/selector.py` in {seconds:.0f} CPU seconds (Python "
-        f"{platform.python_version()}, river {river.__version__}, numpy {np.__version__}, "
-        f"{os.cpu_count()} CPUs, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}; "
+        f"Written by `python benchmarks/selector.py` in {seconds:.0f} CPU seconds "
+        f"({environment_header()} "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}; "
         f"1-minute load average {load:.1f} at the end: the machine was shared, so compare the "
         "ratios, measured in the same run, rather than the times). The script's docstring "
         "describes the streams and models. Every time is CPU time (``time.process_time``).",
@@ -267,10 +276,9 @@ def main(argv: list[str] | None = None) -> None:
     print(DRIFT_HEADER)
     drifting = run_drift(args)
     text = markdown(speed, drifting, args, time.process_time() - start)
-    if not args.quick:
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "selector.md").write_text(text)
     print(text)
+    if not args.quick:
+        write_results(RESULTS / "selector.md", text)
 
 
 if __name__ == "__main__":

@@ -28,19 +28,28 @@ same model forced onto the direct path (one Cholesky solve per step), the pre-is
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from _common import (
+    THREAD_VARIABLES,
+    environment_header,
+    force_direct,
+    interleaved,
+    make_stream,
+    solver_counters,
+    table,
+    uniform_classes_stream,
+    write_results,
+)
+
 RESULTS = Path(__file__).parent / "results" / "speed.md"
 THREAD_RESULTS = Path(__file__).parent / "results" / "speed_threads.md"
 FIGURE = Path(__file__).parent / "results" / "speed.png"
-_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 #: Upper bound on the life of the busy process of ``--busy`` (it is stopped when the run ends).
 BUSY_SECONDS = 1800
 #: The busy process: a pure-Python loop on one core until its deadline.
@@ -53,30 +62,6 @@ _BUSY_LOOP = (
 
 
 # ----------------------------------------------------------------------------- streams
-
-
-def make_stream(n: int, d: int, seed: int = 0, positives: float = 0.1, n_classes: int = 2):
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, d))
-    if n_classes == 2:
-        score = X @ rng.normal(size=d) + 0.3 * rng.normal(size=n)
-        labels = [bool(v) for v in score > np.quantile(score, 1 - positives)]
-    else:
-        labels = [int(v) for v in (X @ rng.normal(size=(d, n_classes))).argmax(axis=1)]
-    rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
-    return rows, labels
-
-
-def uniform_classes_stream(n: int, d: int, n_classes: int, seed: int, label_seed: int):
-    """The inputs of `make_stream` (``seed``) with uniform random labels of ``n_classes``
-    classes (``label_seed``): every class present, independently of the inputs."""
-    import numpy as np
-
-    rows, _ = make_stream(n, d, seed=seed)
-    labels = np.random.default_rng(label_seed).integers(n_classes, size=n).tolist()
-    return rows, labels
 
 
 def one_hot_stream(n: int, n_features: int, k: int = 20, seed: int = 0):
@@ -95,52 +80,12 @@ def one_hot_stream(n: int, n_features: int, k: int = 20, seed: int = 0):
 # ----------------------------------------------------------------------------- timing
 
 
-def _steps(model, rows, labels, predict: bool) -> float:
-    learn = model.learn_one
-    start = time.perf_counter()
-    if predict:
-        infer = model.predict_one
-        for x, y in zip(rows, labels):
-            infer(x)
-            learn(x, y)
-    else:
-        for x, y in zip(rows, labels):
-            learn(x, y)
-    return time.perf_counter() - start
-
-
-def interleaved(models: dict, warm, timed, predict: bool, repeats: int) -> dict:
-    """Best microseconds per timed step of every model; models take turns in every repeat.
-
-    Each model learns the ``warm`` prefix once (untimed); every repeat times a deep copy of
-    the warmed model on the ``timed`` steps. Returns ``{name: (us, model after the run)}``.
-
-    """
-    warmed = {}
-    for name, make in models.items():
-        model = make()
-        for x, y in zip(*warm):
-            model.learn_one(x, y)
-        warmed[name] = model
-    best = {name: (float("inf"), None) for name in models}
-    for _ in range(repeats):
-        for name, model in warmed.items():
-            run = copy.deepcopy(model)
-            seconds = _steps(run, *timed, predict)
-            if seconds / len(timed[0]) * 1e6 < best[name][0]:
-                best[name] = (seconds / len(timed[0]) * 1e6, run)
-    return best
-
-
 def _nrrls(direct: bool = False, **params):
     from river_nrrls import NRRLS
 
     def make():
         model = NRRLS(**params)
-        if direct:
-            # the direct Cholesky paths at every width (shared, and batched per class)
-            model._solver.stale_min_dim = model._solver.class_stale_min_dim = 10**9
-        return model
+        return force_direct(model) if direct else model
 
     return make
 
@@ -156,7 +101,7 @@ def _river_models() -> dict:
 
 
 def _stale_stats(model, steps: int) -> dict:
-    counters = model._solver.counters
+    counters = solver_counters(model)
     return {
         "cg_iterations_per_step": counters["iterations"] / max(1, counters["stale"]),
         "refactors_per_step": counters["refactor"] / steps,
@@ -316,6 +261,8 @@ def section_polynomial(quick: bool, repeats: int) -> dict:
 
 
 def worker(quick: bool, widths: tuple[int, ...] | None = None) -> dict:
+    import platform
+
     import numpy as np
     import river
 
@@ -341,17 +288,6 @@ def worker(quick: bool, widths: tuple[int, ...] | None = None) -> dict:
 
 
 # ----------------------------------------------------------------------------- report
-
-
-def table(headers, rows) -> str:
-    # A "|" inside a cell (a pipeline's name) would end the cell: escape it.
-    headers = [str(h).replace("|", "\\|") for h in headers]
-    rows = [[str(c).replace("|", "\\|") for c in r] for r in rows]
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(str(h).ljust(w) for h, w in zip(headers, widths)) + " |"
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = ["| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |" for r in rows]
-    return "\n".join([line, rule, *body])
 
 
 def width_report(runs: dict) -> str:
@@ -553,9 +489,9 @@ def run_workers(widths: str | None, quick: bool) -> dict:
     """The worker's results with one BLAS thread and with the default threading, by setting."""
     runs = {}
     for setting, threads in (("one BLAS thread", "1"), ("default BLAS threading", None)):
-        env = {k: v for k, v in os.environ.items() if k not in _THREAD_VARIABLES}
+        env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
         if threads is not None:
-            env.update(dict.fromkeys(_THREAD_VARIABLES, threads))
+            env.update(dict.fromkeys(THREAD_VARIABLES, threads))
         command = [sys.executable, __file__, "--worker"] + (["--quick"] if quick else [])
         command += ["--widths", widths] if widths else []
         output = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
@@ -601,15 +537,15 @@ def busy_main(widths: str, quick: bool) -> int:
         "learn step (the width table of speed.md, best of its repeats), in a worker process "
         "with one BLAS thread and in one with the default threading; first alone ('quiet'), "
         "then beside a second process spinning a pure-Python loop ('busy', started and "
-        "stopped by the script). The machine "
-        f"({platform.machine()}, {os.cpu_count()} cores) was shared with other jobs: ratios "
-        "within a run are the figures to read.\n\n" + threads_report(machines) + "\n"
+        "stopped by the script). The machine was shared with other jobs: ratios "
+        f"within a run are the figures to read. {environment_header()}\n\n"
+        + threads_report(machines)
+        + "\n"
     )
     print(text)
     if not quick:
-        THREAD_RESULTS.write_text(text)
-        THREAD_RESULTS.with_suffix(".json").write_text(json.dumps(machines, indent=1))
-        print(f"written to {THREAD_RESULTS}", file=sys.stderr)
+        write_results(THREAD_RESULTS, text)
+        write_results(THREAD_RESULTS.with_suffix(".json"), json.dumps(machines, indent=1))
     return 0
 
 
@@ -639,12 +575,10 @@ def main(argv=None) -> int:
     if widths is not None:
         print(width_report(runs))
         return 0
-    versions = next(iter(runs.values()))["versions"]
     header = (
-        "# NR-RLS speed\n\nCommand: `python benchmarks/speed.py` (2 to 10 minutes). Python "
-        f"{versions['python']}, numpy {versions['numpy']}, river {versions['river']}, "
-        f"{platform.machine()}, {os.cpu_count()} cores (shared with other jobs: ratios within "
-        f"a run are the figures to read). Best of {next(iter(runs.values()))['repeats']} "
+        "# NR-RLS speed\n\nCommand: `python benchmarks/speed.py` (2 to 10 minutes). "
+        f"{environment_header()} The machine was shared with other jobs: ratios within "
+        f"a run are the figures to read. Best of {next(iter(runs.values()))['repeats']} "
         "repeats (five times as many for d <= 128 and sparse learning, three times for up to "
         "20 classes: cheap sections are spread over more time), models taking turns; "
         "microseconds per sample. Every step is predict_one then learn_one unless said "
@@ -656,11 +590,10 @@ def main(argv=None) -> int:
     text = header + report(runs)
     print(text)
     if not args.quick:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(text)
-        (RESULTS.parent / "speed.json").write_text(json.dumps(runs, indent=1))
+        write_results(RESULTS, text)
+        write_results(RESULTS.with_suffix(".json"), json.dumps(runs, indent=1))
         plot(runs, FIGURE)
-        print(f"written to {RESULTS} and {FIGURE}", file=sys.stderr)
+        print(f"written to {FIGURE}", file=sys.stderr)
     return 0
 
 

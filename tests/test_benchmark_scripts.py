@@ -18,8 +18,6 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("ocsca_speed.py", "OCSCA"),
         ("rls.py", "RLSRegressor"),
         ("selector.py", "order-3 pipeline"),
-        ("overhead.py", "MAX_DRIFT"),
-        ("floors.py", "_BareStep"),
         ("accuracy.py", "stale factor"),
     ],
 )
@@ -32,3 +30,14 @@ def test_quick_mode_runs_and_prints_a_table(script, model):
     )
     assert completed.returncode == 0, completed.stderr
     assert "| " in completed.stdout and model in completed.stdout
+
+
+def test_common_tables_escape_pipes_and_keep_their_layouts(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    common = __import__("_common")
+    assert common.table(["model", "us"], [["A | B", 1.5]]).splitlines() == [
+        "| model  | us  |",
+        "|--------|-----|",
+        "| A \\| B | 1.5 |",
+    ]
+    assert common.compact_table(["a", "b"], [[1, "**2**"]]) == "| a | b |\n|---|---|\n| 1 | **2** |"
