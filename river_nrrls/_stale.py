@@ -43,7 +43,7 @@ __all__ = [
 
 STALE_MIN_DIM = 112  # below it the direct path is as fast or faster (benchmarks/speed.py)
 CLASS_STALE_MIN_DIM = 64  # the same for the per-class factors of reweighted multiclass, whose
-# direct path solves C systems (benchmarks/overhead.py) ...
+# direct path solves C systems (docs/guide/speed.md, "Where the thresholds come from") ...
 COMPILED_CLASS_STALE_MIN_DIM = 120  # ... and where the compiled kernels solve them (one call for
 # all C systems; the factors' CG compiled too: benchmarks/speed.py's five-class section)
 QUEUE_CAPACITY = 48  # samples learnt without a prediction that the factor takes in (at least;
@@ -59,7 +59,7 @@ TOLERANCE = 1e-9  # ||P^-1 (r - M w)|| <= this ||w||: the relative error estimat
 SINGLE_TOLERANCE = 1e-3  # ||P32^-1 M x - x|| / ||x|| (x random) at the factorisation below
 # which P^-1 is kept in single precision ...
 SINGLE_MIN_DIM = 192  # ... from this width on (narrower, the conversions cost more than the
-# halved bytes save: benchmarks/overhead.py)
+# halved bytes save: docs/guide/speed.md, "Where the thresholds come from")
 BACKWARD_TOLERANCE = 1e-15  # ... or ||D^-1 (r - M w)|| <= this ||D w||, D = sqrt(diag M) (a
 # direct solve's residual, in the system scaled to a unit diagonal)
 
