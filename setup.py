@@ -35,7 +35,7 @@ def kernel_extensions() -> list:
         optional=True,
     )
     try:
-        extensions = cythonize([extension], compiler_directives={"language_level": 3}, quiet=True)
+        extensions = cythonize([extension], quiet=True)  # directives: the .pyx's header
     except Exception as error:  # a Cython too old for the .pyx, for one: the Python paths
         print(f"river_nrrls: the compiled kernels are not built ({error})", file=sys.stderr)
         return []

@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, boundscheck=False, wraparound=False
 """The narrow step of NR-RLS in a few compiled calls.
 
 At the widths where the direct solve is the solver's path, the arithmetic of a prequential step
@@ -29,14 +29,17 @@ ill-conditioned that no solve is accurate there.
 
 Memory safety. Every array argument is checked (dtype float64 or intp, dimensions, contiguity,
 alignment, byte order, writability, shapes) before its data pointer is read, and every loop index
-is bounded by the shapes so checked. ``refill`` walks the sample dict with borrowed references
-only while it runs no Python code and allocates no Python object (exact str and int keys are
-compared in C, any other key that is not the remembered object itself sends the sample to the
-Python path), so nothing can change the dict under the walk; the array it allocates afterwards
-(which may run a collection's finalisers) is filled from its own copy of the values, at columns
-read and bounded again. BLAS and LAPACK run without the GIL from ``NOGIL_MIN_DIM`` columns on,
-where the call is long enough to pay for releasing it; the arrays stay alive meanwhile (the
-caller's references).
+is bounded by the shapes so checked. The checks read the array's header (numpy's C API) rather than
+acquire a typed memoryview, as scikit-learn's kernels do: an acquisition goes through the buffer
+protocol, once per array and call, which at the narrow widths, where these calls run once a sample,
+costs as much as a whole call; and a memoryview checks neither alignment nor a positive stride.
+``refill`` walks the sample dict with borrowed references only while it runs no Python code and
+allocates no Python object (exact str and int keys are compared in C, any other key that is not the
+remembered object itself sends the sample to the Python path), so nothing can change the dict under
+the walk; the array it allocates afterwards (which may run a collection's finalisers) is filled
+from its own copy of the values, at columns read and bounded again. BLAS and LAPACK run without the
+GIL from ``NOGIL_MIN_DIM`` columns on, where the call is long enough to pay for releasing it; the
+arrays stay alive meanwhile (the caller's references).
 
 Notation (algorithms page): the augmented scatter of class c is [n^c, s^c^T; s^c, A^c], kept in
 column-major order in a (capacity, capacity, C) array, upper triangle authoritative. With the
@@ -161,8 +164,6 @@ cdef double *_scratch(double *small, Py_ssize_t small_size, Py_ssize_t size) exc
 # ----------------------------------------------------------------------------- the two-class solve
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef int _pair_solve(
     const double *scatter_0, const double *scatter_1, Py_ssize_t capacity, Py_ssize_t first,
     int n, double w_0, double w_1, double target_pos, double target_rest, bint opposite,
@@ -250,8 +251,6 @@ cdef int _pair_weights(
     return info
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef void _pair_matrix(
     const double *scatter_0, const double *scatter_1, Py_ssize_t capacity, Py_ssize_t first,
     Py_ssize_t n, double w_0, double w_1, double l2, double *matrix,
@@ -291,8 +290,6 @@ def pair_matrix(
 # ----------------------------------------------------------------------------- reweighted multiclass
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef int _each_solve(
     const double *scatters, Py_ssize_t capacity, Py_ssize_t n_classes, Py_ssize_t first, int n,
     const double *own, const double *rest, double target_pos, double target_rest, double l2,
@@ -459,16 +456,6 @@ cdef struct _CGSpace:
     double *preconditioned
     float *single_in  # single-precision copies of a vector and of P^-1's product
     float *single_out
-
-
-cdef int _check_contiguous_vector(cnp.ndarray vector, str name) except -1:
-    """A contiguous, aligned float64 vector in native byte order, or an error."""
-    if (
-        cnp.PyArray_TYPE(vector) != cnp.NPY_DOUBLE or cnp.PyArray_NDIM(vector) != 1
-        or not cnp.PyArray_ISCARRAY_RO(vector)
-    ):
-        raise TypeError(f"{name} must be a contiguous float64 vector")
-    return 0
 
 
 cdef bint _check_inverse(cnp.ndarray inverse, bint writable) except -1:
@@ -650,11 +637,9 @@ def conjugate_gradients(
     cdef Py_ssize_t lda = _column_stride(matrix, width), i
     cdef bint single = _check_inverse(inverse, False)
     cdef int rhs_step = _increment(rhs, "rhs")
-    _check_contiguous_vector(weights, "weights")
+    _check_float_array(weights, 1, True, "weights")
     if root is not None:
-        _check_contiguous_vector(root, "root")
-    if not cnp.PyArray_ISWRITEABLE(weights):
-        raise ValueError("weights must be writable")
+        _check_float_array(root, 1, False, "root")
     if (
         cnp.PyArray_DIMS(matrix)[1] != width or width < 1 or width > INT_MAX or lda > INT_MAX
         or cnp.PyArray_DIMS(inverse)[0] != width or cnp.PyArray_DIMS(inverse)[1] != width
@@ -792,21 +777,12 @@ def stale_append(
 # ----------------------------------------------------------------------------- outputs, rank one
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def outputs(cnp.ndarray weights not None, cnp.ndarray vector not None):
     """outputs(weights, vector)
 
     The outputs ``weights @ vector`` of a (C, D) Fortran array of weights (one class a row) and
     a vector of D entries, as a list of C floats; None when one is not finite.
     """
-    return _outputs(weights, vector)
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef object _outputs(cnp.ndarray weights, cnp.ndarray vector):
-    """`outputs`, its arguments checked here."""
     _check_float_array(weights, 2, False, "weights")
     cdef int increment = _increment(vector, "vector")
     cdef Py_ssize_t n_classes = cnp.PyArray_DIMS(weights)[0], width = cnp.PyArray_DIMS(weights)[1]
@@ -877,8 +853,6 @@ cdef inline bint _same_key(PyObject *key, PyObject *expected) noexcept:
     return False
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef int _read_sample(
     object x, object keys, Py_ssize_t n_keys, const double *cached, Py_ssize_t size,
     const Py_ssize_t *column, Py_ssize_t offset, double *numbers,
@@ -924,20 +898,17 @@ cdef int _read_sample(
     return SAME_VALUES if same else NEW_VALUES
 
 
-cdef int _check_columns(cnp.ndarray columns, Py_ssize_t n_keys) except -1:
-    """An intp vector of ``n_keys`` entries, C-contiguous, aligned, in native byte order."""
-    if (
-        cnp.PyArray_NDIM(columns) != 1
-        or not cnp.PyArray_EquivTypenums(cnp.PyArray_TYPE(columns), cnp.NPY_INTP)
-        or not cnp.PyArray_ISCARRAY_RO(columns)
-        or cnp.PyArray_DIMS(columns)[0] != n_keys
-    ):
-        raise ValueError("refill: inconsistent columns")
-    return 0
+cdef bint _columns_fit(cnp.ndarray columns, Py_ssize_t n_keys) noexcept:
+    """Whether ``columns`` is an intp vector of ``n_keys`` entries, C-contiguous, aligned, in
+    native byte order."""
+    return (
+        cnp.PyArray_NDIM(columns) == 1
+        and cnp.PyArray_EquivTypenums(cnp.PyArray_TYPE(columns), cnp.NPY_INTP)
+        and cnp.PyArray_ISCARRAY_RO(columns)
+        and cnp.PyArray_DIMS(columns)[0] == n_keys
+    )
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef object _new_vector(
     Py_ssize_t size, Py_ssize_t offset, double fill, const double *numbers,
     cnp.ndarray columns, Py_ssize_t n_keys,
@@ -948,12 +919,7 @@ cdef object _new_vector(
     cdef cnp.ndarray vector = cnp.PyArray_EMPTY(1, &length, cnp.NPY_DOUBLE, 0)
     # Allocating may have run Python code (a collection's finalisers): the columns are checked
     # and every index bounded again, on the data pointer read now.
-    if (
-        not cnp.PyArray_EquivTypenums(cnp.PyArray_TYPE(columns), cnp.NPY_INTP)
-        or not cnp.PyArray_ISCARRAY_RO(columns)
-        or cnp.PyArray_NDIM(columns) != 1
-        or cnp.PyArray_DIMS(columns)[0] != n_keys
-    ):
+    if not _columns_fit(columns, n_keys):
         return None
     cdef const Py_ssize_t *column = <const Py_ssize_t *>cnp.PyArray_DATA(columns)
     cdef double *entries = <double *>cnp.PyArray_DATA(vector)
@@ -994,7 +960,8 @@ cdef object _refill(
     if not Exact_dict(x) or Dict_size(x) != n_keys:
         return None
     _check_float_array(vector, 1, False, "vector")
-    _check_columns(columns, n_keys)
+    if not _columns_fit(columns, n_keys):
+        raise ValueError("refill: inconsistent columns")
     cdef Py_ssize_t size = cnp.PyArray_DIMS(vector)[0]
     if offset < 0 or offset > size:
         raise ValueError("refill: inconsistent columns")
@@ -1049,8 +1016,6 @@ def use_thread_setters(tuple addresses not None):
         _n_setters += 1
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def pair_outputs(
     x, tuple keys not None, cnp.ndarray vector not None, cnp.ndarray columns not None,
     Py_ssize_t offset, double fill, cnp.ndarray scatters not None, Py_ssize_t dim,
