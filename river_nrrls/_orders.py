@@ -205,8 +205,7 @@ class NestedOrders:
         """Let the highest order learn an expanded sample; group the new columns by order;
         tell the orders' solvers of the sample (as each pipeline's NRRLS tells its own)."""
         model, expanded = self.model, expansion.values
-        stats = model.statistics
-        known = stats.dim  # the dense columns before learning: the constant, then a feature each
+        known = len(self.column_orders)  # the model's dense columns before learning
         # the sample over the current columns, before learning (copied: the model's encoding
         # is read-only and refilled by the next sample)
         vector = self.vector(expanded).copy() if self.solvers else None
@@ -215,9 +214,10 @@ class NestedOrders:
         else:
             model.learn_one(expanded, y, w=weight)
         self.solution = None
+        stats = model.statistics
         if stats.dim > known:  # new columns: every solver refactors (new widths)
             orders = dict(zip(expansion.names, expansion.orders))
-            new = model.features[known - 1 :]  # (columns 1, 2, ... hold the features)
+            new = model.features[known - 1 :]  # (column 0 is the constant)
             self.arrival.extend(new)
             new_orders = np.asarray([orders[feature] for feature in new], np.intp)
             self.column_orders = np.concatenate((self.column_orders, new_orders))
