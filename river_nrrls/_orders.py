@@ -76,7 +76,7 @@ from scipy.linalg import lapack
 from . import _native
 from ._checks import as_label
 from ._outputs import refuse_overflow, softmax
-from ._solver import PairSystem, Solver, SystemSolver, pair_class_weights, solve_spd
+from ._solver import PairSystem, SystemSolver, pair_class_weights, solve_spd
 from ._stats import ClassStatistics
 from ._threads import one_blas_thread
 
@@ -139,7 +139,7 @@ class NestedOrders:
         # the pipeline's solver of every order wide enough for its stale factor (by position
         # in ``orders``), each solving its order's leading block of the shared statistics (not
         # pickled, see __getstate__)
-        self.solvers: dict[int, Solver] = {}
+        self.solvers: dict[int, SystemSolver] = {}
         self._views: dict[int, ClassStatistics] = {}  # their statistics (see `_view`)
         self._sizes: list[int] | None = None  # every order's width (see `sizes`)
         self._split: tuple | None = None  # the last `_direct_orders` (key, result)
@@ -326,11 +326,11 @@ class NestedOrders:
             cached = self._split = (key, _direct_orders(*key[:2]))
         return cached[1]
 
-    def _solver_of(self, q: int) -> Solver:
+    def _solver_of(self, q: int) -> SystemSolver:
         """orders[q]'s solver: the one its pipeline's NRRLS would hold (`NRRLS.new_solver`)."""
         solver = self.solvers.get(q)
         if solver is None:
-            solver = self.solvers[q] = self.model.new_solver()
+            solver = self.solvers[q] = typing.cast(SystemSolver, self.model.new_solver())
         return solver
 
     def _view(self, q: int, dim: int) -> ClassStatistics:
