@@ -1,5 +1,13 @@
 """Every polynomial order's NR-RLS from ONE set of statistics: the highest order's.
 
+This module is the order selector's own layer, below `PolynomialOrderSelector`
+(``model_selection.py``, its one user) and above the estimators it composes: one `NRRLS` of
+the highest order and the `PolynomialExtender` of every order, used through their internal
+interfaces (`NRRLS.permute_columns`, `NRRLS.statistics`, `NRRLS.encode`, `NRRLS.restricted`,
+`PolynomialExtender.expand_with_layout`, ...), never through their private state. It is not
+a shared piece: it imports those estimators; the shared pieces it solves with
+(`ClassStatistics`, `SystemSolver`, ``_outputs``) import nothing of it.
+
 Toh's reduced model is nested (`PolynomialExtender.output_orders`): the columns of order r are
 those of order R > r whose order is at most r, with the same values. So the TER system of order
 r (algorithms page, "Total error rate (TER)"),
@@ -27,64 +35,31 @@ definite leading block and the others by `solve_spd`, as their pipelines' fallba
 `NestedOrders` keeps one `NRRLS` of the highest order (it validates, refuses out-of-range
 samples and learns exactly as the order-R pipeline would) with its columns GROUPED BY ORDER:
 whenever features come (the first sample's, and features that emerge later, which the index
-appends at its end), the model's index and statistics are renumbered (`_regroup`, a permutation:
+appends at its end), the model renumbers its columns (`NRRLS.permute_columns`, a permutation:
 exact), so that every order's columns are the model's leading ones. ``arrival`` keeps the order
 in which the features came, an independent pipeline's own (`NestedOrders.pipeline`).
 
 **Wide orders.** A pipeline of 112 columns or more (``_solver.STALE_MIN_DIM``; for the
 per-class systems of reweighted multiclass, `SystemSolver.class_threshold`) does not factorise
-at every step: it runs conjugate
-gradients preconditioned by a stale explicit inverse, O(d^2) a step. Grouped, order r's
-statistics are the leading 1 + d_r columns of the shared buffer: a `ClassStatistics` view that
-differs from the model's only in its width (`_view`). So every order that wide can be solved by
-its pipeline's OWN solver (a `SystemSolver` per order, told of every sample as the pipeline's
-NRRLS tells its own): the same stale factor, stopping tests, refreshes and fallbacks, hence the
-same exactness. The orders narrower than that, and the wider ones that the cost model of
+at every step: it runs conjugate gradients preconditioned by a stale explicit inverse, O(d^2) a
+step. Grouped, order r's statistics are the leading 1 + d_r columns of the shared ones
+(`ClassStatistics.leading_view`). So every order that wide can be solved by its pipeline's OWN
+solver (a `SystemSolver` per order, told of every sample as the pipeline's NRRLS tells its
+own): the same stale factor, stopping tests, refreshes and fallbacks, hence the same
+exactness. The orders narrower than that, and the wider ones that the cost model of
 `_direct_orders` finds cheaper so, are solved directly from one factorisation of the largest of
-their blocks, as above. Both ways are exact; the split only moves the cost.
-
-What was tried and measured before this (one BLAS thread, 403 columns; CPU microseconds):
-
-- One stale CHOLESKY factor for all orders (its leading blocks nest, where an explicit
-  inverse's do not), the samples since its factorisation in a Woodbury queue: applying it is a
-  forward and a back substitution (dtrsv, 9.2 us each) where the pipeline's explicit inverse
-  is one symmetric product in single precision (ssymv, 4.8 us), so every CG iteration of every
-  order would cost about four times the pipeline's preconditioner, before the Woodbury
-  correction. The explicit inverses per order (the pipelines' solvers) are cheaper.
-- The orders' CG iterations as one block (zero-padded columns): a symmetric product with 4
-  right-hand sides (dsymm) costs 74 us against 4 x 8.7 us for dsymv on the whole matrix (and
-  less on the leading blocks), a triangular solve with 4 columns (dtrsm) 39 us against 4 x 9.2
-  us, and numpy's row-wise products and updates of a (4, d) block about 1.5 us each against 0.1
-  to 0.2 us for a ddot or daxpy per order: a block iteration costs more than the sequential
-  ones (and each order's CG is now one compiled call, ``_kernels.pyx``'s
-  ``conjugate_gradients``).
-
-**Cost** (``benchmarks/results/selector.md``, mean aggregate, orders 1 to 6, per sample against
-the order-6 pipeline, the models timed in turns): 1.66 times at 8 inputs (95 columns: every
-order direct, as the pipeline is), 1.93 times at 20 (227 columns: a factorisation of 227
-columns costs as much as the stale solves of the orders of 104 to 227 columns, so every order
-is direct) and 1.90 times at 36 (403 columns: orders 1 and 2 direct, 111 columns; orders 3 to 6
-on their stale factors); 1.63-1.66, 1.93-1.96 and 1.82-1.90 over four runs. With two classes
+their blocks, as above. Both ways are exact; the split only moves the cost. With two classes
 the highest order's M and r are assembled once (`_pair_system`) and every other order's (the
 direct block's too) are their leading blocks, read in place: the wide orders' solvers take
-their stale-factor step on them directly (`SystemSolver.stale_pair_columns`, without
-`SystemSolver.solve`'s dispatch). Where every order is direct (8 and 20 inputs) the
-factorisation overwrites the system it assembled (no copy; the fallbacks assemble it again).
+their stale-factor step on them directly (`SystemSolver.stale_pair_columns`). Where every order
+is direct the factorisation overwrites the system it assembled (the fallbacks assemble it
+again).
 
-Where the time goes at 36 inputs (CPU microseconds a sample, timing the calls in the
-benchmark's stream on a shared machine): the selector's 460 are 180 of CG (the four orders'
-preconditioned iterations, some 4.5 a solve each), 34 of Sherman-Morrison updates of the four
-P_r^-1, 23 of refactorisations, 36 for the direct block, 34 to assemble the highest order's M
-and r, about 40 of Python around the solves and 110 for the rest (the expansion, once; the
-statistics' update; the orders' outputs and scores); the order-6 pipeline's 245 are 84 of CG,
-15 of updates, 11 of refactorisations, 25 to assemble M, about 15 of Python around them and 95
-for the rest (the expansion, twice). The lower orders' solves are the gap: their squared
-widths add up to 1.3 times the widest's, and their CG iterations cannot be shared (each
-order's preconditioner is its own explicit inverse). Replacing the Python around each order's
-stale step by bare kernel calls (an experiment, without the checks) saved nothing measurable;
-every split between direct and stale orders costs within a few per cent at 20 and 36 inputs;
-warm starts extrapolated from the last two solutions did not lower the iterations (4.45
-against 4.29 a solve on the order-6 pipeline's stream).
+The orders' solves are not shared further: one stale Cholesky factor for all orders (whose
+leading blocks nest, where explicit inverses do not) applies as two triangular solves where a
+pipeline's explicit inverse is one symmetric product, and the orders' CG iterations run as one
+block (zero-padded) cost more than one after the other; both were measured slower
+(``benchmarks/results/selector.md`` has the selector's costs).
 
 """
 
@@ -97,11 +72,13 @@ import numpy as np
 from river import compose
 from scipy.linalg import lapack
 
+# the shared pieces
 from . import _native
 from ._checks import as_label
 from ._direct import solve_spd
-from ._solver import Solver
-from ._stats import ClassStatistics, symmetrize_upper
+from ._outputs import refuse_overflow, softmax
+from ._solver import SystemSolver
+from ._stats import ClassStatistics
 from ._systems import (
     PairSystem,
     mixing,
@@ -110,10 +87,12 @@ from ._systems import (
     systems_share_matrix,
 )
 from ._threads import one_blas_thread
-from .nrrls import NRRLS
-from .poly import PolynomialExtender
 
-__all__ = ["NestedOrders", "NestedSolution", "shares_statistics"]
+# the estimators this layer of the selector composes (through their internal interfaces)
+from .nrrls import NRRLS
+from .poly import Expansion, PolynomialExtender
+
+__all__ = ["NestedOrders", "NestedSolution", "label_of", "labels_of", "shares_statistics"]
 
 # The cost model of `_direct_orders` (units: one entry of an s x s stale-factor solve's work)
 FACTOR_RATE = 83.0  # a Cholesky factorisation of s columns costs s^3 / FACTOR_RATE
@@ -168,12 +147,12 @@ class NestedOrders:
         # the pipeline's solver of every order wide enough for its stale factor (by position
         # in ``orders``), each solving its order's leading block of the shared statistics (not
         # pickled, see __getstate__)
-        self.solvers: dict[int, Solver] = {}
+        self.solvers: dict[int, SystemSolver] = {}
         self._views: dict[int, ClassStatistics] = {}  # their statistics (see `_view`)
         self._sizes: list[int] | None = None  # every order's width (see `sizes`)
         self._split: tuple | None = None  # the last `_direct_orders` (key, result)
         self.solution: NestedSolution | None = None  # cached until the statistics change
-        self._last: tuple | None = None  # the last x's items and its expansion (see expand)
+        self._last: tuple | None = None  # the last x's items and its Expansion (see expand)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -196,13 +175,14 @@ class NestedOrders:
         self.__dict__.setdefault("_split", None)
         if "arrival" not in state:  # pickled before the columns were grouped
             self.__dict__.pop("_layout", None)
-            self.arrival = list(self.model._index.features)
+            self.arrival = list(self.model.features)
             self._regroup()
 
     # ------------------------------------------------------------------------- encoding
 
-    def expand(self, x: dict, order: int | None = None) -> tuple[dict, typing.Any]:
-        """Order ``order``'s expansion of ``x`` (default: the highest) and its layout.
+    def expand(self, x: dict, order: int | None = None) -> Expansion:
+        """Order ``order``'s expansion of ``x`` (default: the highest), with the names and
+        orders of its columns (`PolynomialExtender.expand_with_layout`).
 
         The highest order's expansion of the last ``x`` is remembered (river's prequential
         loop expands every sample twice, to predict and to learn), when its values are plain
@@ -210,31 +190,31 @@ class NestedOrders:
 
         """
         if order is not None:
-            return self.extenders[order]._transform_layout(x)
+            return self.extenders[order].expand_with_layout(x)
         if not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         items = tuple(x.items())
         last = self._last
         if last is not None and _PLAIN.issuperset(map(type, x.values())) and last[0] == items:
             return last[1]
-        result = self.top._transform_layout(x)
+        result = self.top.expand_with_layout(x)
         if _PLAIN.issuperset(map(type, x.values())):
             self._last = (items, result)
         return result
 
     def vector(self, expanded: dict) -> np.ndarray:
-        """The expansion over the model's dense columns (unknown features dropped)."""
-        return self.model._index.dense_one(expanded, grow=False)[0]
+        """The expansion over the model's dense columns (unknown features dropped; read-only,
+        valid until the next encoding: `NRRLS.encode`)."""
+        return self.model.encode(expanded)
 
     # ------------------------------------------------------------------------- learning
 
-    def learn(self, expanded: dict, layout: typing.Any, y: typing.Hashable, weight: float):
+    def learn(self, expansion: Expansion, y: typing.Hashable, weight: float):
         """Let the highest order learn an expanded sample; group the new columns by order;
         tell the orders' solvers of the sample (as each pipeline's NRRLS tells its own)."""
-        model = self.model
-        index = model._index
-        known = len(index.features)
-        # the sample over the current columns, before learning (copied: the index's encoding
+        model, expanded = self.model, expansion.values
+        known = len(self.column_orders)  # the model's dense columns before learning
+        # the sample over the current columns, before learning (copied: the model's encoding
         # is read-only and refilled by the next sample)
         vector = self.vector(expanded).copy() if self.solvers else None
         if weight == 1.0:
@@ -242,15 +222,15 @@ class NestedOrders:
         else:
             model.learn_one(expanded, y, w=weight)
         self.solution = None
-        if len(index.features) > known:  # new columns: every solver refactors (new widths)
-            orders = dict(zip(layout.names, layout.orders))
-            new = index.features[known:]
+        stats = model.statistics
+        if stats.dim > known:  # new columns: every solver refactors (new widths)
+            orders = dict(zip(expansion.names, expansion.orders))
+            new = model.features[known - 1 :]  # (column 0 is the constant)
             self.arrival.extend(new)
             new_orders = np.asarray([orders[feature] for feature in new], np.intp)
             self.column_orders = np.concatenate((self.column_orders, new_orders))
             self._regroup()
         elif vector is not None:
-            stats = model._stats
             slot = stats.slot[as_label(y)]
             sizes, first = self.sizes(), self.first
             for q, solver in self.solvers.items():
@@ -258,26 +238,16 @@ class NestedOrders:
 
     def _regroup(self) -> None:
         """Renumber the model's columns grouped by order (then in their present order), the
-        statistics with them: every order's columns become the leading ones."""
+        statistics with them (`NRRLS.permute_columns`): every order's columns become the
+        leading ones."""
         order = np.argsort(self.column_orders, kind="stable")  # column 0 (order 0) stays first
         self._sizes = None
         for solver in self.solvers.values():
             solver.invalidate()
         if (order == np.arange(len(order))).all():
             return
-        model = self.model
-        stats = model._stats
-        if stats.n_classes:
-            data = stats.data
-            grouped = np.empty_like(data, order="F")
-            for c in range(stats.n_classes):  # upper triangles authoritative: symmetrise first
-                grouped[:, :, c] = symmetrize_upper(data[:, :, c])[np.ix_(order, order)]
-            stats.assign(grouped)
-        features = model._index.features
-        model._index.reorder([features[j - 1] for j in order[1:].tolist()])
+        self.model.permute_columns(order)
         self.column_orders = self.column_orders[order]
-        model._solver.invalidate(stats)
-        model._solution = None
 
     # -------------------------------------------------------------------------- solving
 
@@ -295,7 +265,7 @@ class NestedOrders:
     def _stale_width(self, stats: ClassStatistics) -> int:
         """The width from which a pipeline's solver may take its stale factor (shared system,
         or one per class: reweighted multiclass)."""
-        solver = self.model._solver
+        solver = typing.cast(SystemSolver, self.model.weight_solver)  # (solver="cholesky")
         if systems_share_matrix(stats.n_classes, bool(self.model.reweight)):
             return solver.stale_min_dim
         return solver.class_threshold()
@@ -311,8 +281,7 @@ class NestedOrders:
         """
         if self.solution is not None:
             return self.solution
-        model = self.model
-        stats = model._stats
+        stats = self.model.statistics
         labels, dim, first = tuple(stats.labels), stats.dim, self.first
         sizes = self.sizes()
         n_classes = len(labels)
@@ -335,7 +304,7 @@ class NestedOrders:
         """Orders ``narrow`` on, each by its pipeline's solver (`_solver_of`): with ``top``
         (the highest order's two-class system) the solver's stale-factor step on its leading
         block (`SystemSolver.stale_pair_columns`), else (or before the solver is primed) its
-        whole `solve` on a view of the statistics (`_view`)."""
+        whole `solve` on its leading block of the statistics (`_view`)."""
         first, n_classes = self.first, len(stats.labels)
         class_weights = None
         if top is not None:
@@ -365,26 +334,17 @@ class NestedOrders:
             cached = self._split = (key, _direct_orders(*key[:2]))
         return cached[1]
 
-    def _solver_of(self, q: int) -> Solver:
-        """orders[q]'s solver: the one its pipeline's NRRLS would hold."""
+    def _solver_of(self, q: int) -> SystemSolver:
+        """orders[q]'s solver: the one its pipeline's NRRLS would hold (`NRRLS.new_solver`)."""
         solver = self.solvers.get(q)
         if solver is None:
-            template = self.model._solver
-            solver = self.solvers[q] = self.model._new_solver()
-            solver.stale_min_dim = template.stale_min_dim
-            solver.class_stale_min_dim = template.class_stale_min_dim
+            solver = self.solvers[q] = typing.cast(SystemSolver, self.model.new_solver())
         return solver
 
     def _view(self, q: int, dim: int) -> ClassStatistics:
         """The statistics of orders[q]: the model's, read over their leading ``dim`` columns
-        (the same buffer; only the width differs)."""
-        view = self._views.get(q)
-        if view is None:
-            view = self._views[q] = ClassStatistics.__new__(ClassStatistics)
-        workspace = view.__dict__.get("workspace")  # its own (it depends on the width)
-        view.__dict__.update(self.model._stats.__dict__)
-        view._dim = dim
-        view.workspace = workspace
+        (`ClassStatistics.leading_view`: the same buffer; order q's view refreshed in place)."""
+        view = self._views[q] = self.model.statistics.leading_view(dim, self._views.get(q))
         return view
 
     def _pair_system(self, stats: ClassStatistics) -> PairSystem | None:
@@ -577,13 +537,18 @@ class NestedOrders:
             self._refuse_overflow(weights, values, solution.columns)
         return outputs if order is not None else outputs.reshape(len(self.orders), n_classes)
 
-    def _refuse_overflow(self, weights, values, columns) -> None:
+    def _refuse_overflow(self, weights, values, columns) -> typing.NoReturn:
         """NRRLS's error for outputs that overflow, over the model's dense columns."""
-        dense = np.zeros((len(weights), self.model._stats.dim))
+        model = self.model
+        dense = np.zeros((len(weights), model.statistics.dim))
         dense[:, columns] = weights
         vector = np.zeros(dense.shape[1])
         vector[columns] = values
-        self.model._refuse_overflow(dense, vector)
+        refuse_overflow(dense, vector, model.column_namer())
+
+    def probabilities(self, labels: tuple, outputs: np.ndarray) -> dict:
+        """NRRLS.predict_proba_one's probabilities for outputs of one order (`softmax`)."""
+        return dict(zip(labels, softmax(outputs[None, :], float(self.model.eta))[0].tolist()))
 
     # -------------------------------------------------------------------- materialising
 
@@ -592,24 +557,10 @@ class NestedOrders:
         independent pipeline of that order would have learnt (its blocks of the shared ones),
         ready to predict and to go on learning on its own."""
         top = self.model
-        model = top.clone()
-        position = top._index.position
-        column_orders = self.column_orders.tolist()
+        order_of = dict(zip(top.features, self.column_orders[1:].tolist()))
         # in the order the features came: the pipeline's own order
-        features = [f for f in self.arrival if column_orders[position[f]] <= order]
-        columns = np.array([0] + [position[f] for f in features], dtype=np.intp)
-        model._index.add(features)
-        stats = model._stats
-        stats.grow(len(columns))
-        for label in top._stats.labels:
-            stats.add_class(label)
-        if len(top._stats.labels):
-            data = top._stats.data
-            blocks = np.empty((len(columns), len(columns), data.shape[2]), order="F")
-            for c in range(data.shape[2]):  # upper triangles authoritative: symmetrise first
-                blocks[:, :, c] = symmetrize_upper(data[:, :, c])[np.ix_(columns, columns)]
-            stats.assign(blocks)
-        return compose.Pipeline(self.extenders[order].clone(), model)
+        features = [feature for feature in self.arrival if order_of[feature] <= order]
+        return compose.Pipeline(self.extenders[order].clone(), top.restricted(features))
 
 
 def _direct_orders(sizes: list[int], stale_width: int) -> int:
@@ -649,8 +600,3 @@ def labels_of(labels: tuple, outputs: np.ndarray) -> list:
     if len(labels) == 2:
         return [labels[0] if first else labels[1] for first in (outputs[:, 0] >= outputs[:, 1])]
     return [labels[k] for k in outputs.argmax(axis=1).tolist()]
-
-
-def probabilities_of(model: NRRLS, labels: tuple, outputs: np.ndarray) -> dict:
-    """NRRLS.predict_proba_one's probabilities for outputs of one order."""
-    return dict(zip(labels, model._softmax(outputs[None, :])[0].tolist()))

@@ -12,14 +12,7 @@ import numpy as np
 from river import base, compose, metrics
 
 from ._checks import check_label, check_real
-from ._orders import (
-    NestedOrders,
-    NestedSolution,
-    label_of,
-    labels_of,
-    probabilities_of,
-    shares_statistics,
-)
+from ._orders import NestedOrders, NestedSolution, label_of, labels_of, shares_statistics
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
@@ -155,16 +148,15 @@ class PolynomialOrderSelector(base.Classifier):
     a step, whichever costs less. Every order predicts what an independent
     ``PolynomialExtender(degree=r) | NRRLS(...)`` would, on every sample (the weights agree to
     rounding, or to the stale-factor solver's tolerance as the pipeline's: the same systems,
-    their columns in another order). With orders 1 to 6 the selector costs 1.66 times the
-    order-6 pipeline at 8 inputs (95 columns; the independent pipelines: 4.5 times), 1.93 at 20
-    (227 columns; independent: 4.0) and 1.90 at 36 (403 columns; independent: 3.3;
-    ``benchmarks/results/selector.md``, ``river_nrrls/_orders.py`` for where the time goes).
-    Any other classifier (or ``solver="woodbury"``) runs one independent pipeline per order,
-    whose cost is that of all the pipelines together.
+    their columns in another order). The selector then costs a small multiple of the highest
+    order's pipeline alone, well below the independent pipelines of every order
+    (``benchmarks/results/selector.md`` measures both). Any other classifier (or
+    ``solver="woodbury"``) runs one independent pipeline per order, whose cost is that of all
+    the pipelines together.
 
     The selector's own prequential score is an honest estimate of the whole procedure; it is
-    a little below the best order's score, which is known only in hindsight (0.002 to 0.027 of
-    G-mean below it on six bundled data sets, ``benchmarks/results/poly_conditioning.md``).
+    a little below the best order's score, which is known only in hindsight
+    (``benchmarks/results/poly_conditioning.md`` compares them on the bundled data sets).
 
     **Block-prequential scoring** (``block = B > 1``) makes the race much cheaper: each order
     then scores the samples of a block of B consecutive samples with the weights it had
@@ -513,15 +505,16 @@ class PolynomialOrderSelector(base.Classifier):
             solutions = {forgetting: nested.solve() for forgetting, nested in nested_models.items()}
         # One expansion for all: a bad x raises here, before any state changed.
         some = next(iter(nested_models.values()))
-        expanded, layout = some.expand(x)
+        expansion = some.expand(x)
         by_model = {}
         for forgetting, nested in nested_models.items():
-            by_model[forgetting] = self._predict_orders(nested, solutions[forgetting], expanded)
+            solution = solutions[forgetting]
+            by_model[forgetting] = self._predict_orders(nested, solution, expansion.values)
         if weight == 0.0:
             return None
         race = self._race()
         for forgetting in race.learning_order:
-            nested_models[forgetting].learn(expanded, layout, y, weight)
+            nested_models[forgetting].learn(expansion, y, weight)
         self._advance_block(solutions)
         return [by_model[forgetting][q] for forgetting, q in race.slots]
 
@@ -548,7 +541,7 @@ class PolynomialOrderSelector(base.Classifier):
         outputs = nested.outputs(solution, nested.vector(expanded))
         if self._metric.requires_labels:
             return labels_of(solution.labels, outputs)
-        return [probabilities_of(nested.model, solution.labels, row) for row in outputs]
+        return [nested.probabilities(solution.labels, row) for row in outputs]
 
     # --------------------------------------------------------------------------- inference
 
@@ -561,9 +554,9 @@ class PolynomialOrderSelector(base.Classifier):
         # leading columns are the best order's; if it overflows, the best order's own (a
         # value too large for a higher order is fine for a lower one).
         try:
-            expanded, _ = nested.expand(x)
+            expanded = nested.expand(x).values
         except ValueError:
-            expanded, _ = nested.expand(x, order)
+            expanded = nested.expand(x, order).values
         vector = nested.vector(expanded)
         if not solution.labels:
             return nested, solution.labels, None
@@ -575,7 +568,7 @@ class PolynomialOrderSelector(base.Classifier):
         if not self._shared:
             return self.best_model.predict_proba_one(x)
         nested, labels, outputs = self._best_outputs(x)
-        return {} if outputs is None else probabilities_of(nested.model, labels, outputs)
+        return {} if outputs is None else nested.probabilities(labels, outputs)
 
     def predict_one(self, x: dict) -> typing.Hashable | None:
         """The prediction of the best order so far: what its pipeline (`best_model`) would

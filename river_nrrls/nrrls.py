@@ -30,6 +30,7 @@ from ._index import FeatureIndex
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget, solver_nbytes
 from ._merging import Mergeable
+from ._outputs import refuse_overflow, softmax
 from ._parameters import LiveParameters
 from ._ranges import ColumnNamer, check_batch, check_merge, check_sample
 from ._solver import Solver, SystemSolver
@@ -274,8 +275,9 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
 
     # ----------------------------------------------------------------- helpers
 
-    def _name_of(self, new: list) -> ColumnNamer:
-        """How a range error names a dense column (``new``: features not committed yet)."""
+    def column_namer(self, new: typing.Sequence = ()) -> ColumnNamer:
+        """How errors name a dense column >= 1: ``"feature 'a'"`` (``new``: features not
+        committed yet). Internal: the order selector names its overflows with it."""
         return lambda column: f"feature {self._index.feature_at(column, new)!r}"
 
     def _check_size(self, n_new: int, n_new_classes: int, where: str = "") -> None:
@@ -331,7 +333,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             vector, new, support = self._index.dense_one(x, True, stats.sparse_updates)
             if weight == 0.0:
                 return
-            load = check_sample(stats, label, vector, weight, self._name_of(new))
+            load = check_sample(stats, label, vector, weight, self.column_namer(new))
             if new or label not in stats.slot:
                 self._check_size(len(new), label not in stats.slot)
                 self._grow(new)
@@ -404,7 +406,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             # encode -> check -> update
             matrix, new = self._index.encode_many(X, grow=True)
             stats = self._stats
-            check_batch(stats, matrix, codes, labels, weights, self._name_of(new), X.index)
+            check_batch(stats, matrix, codes, labels, weights, self.column_namer(new), X.index)
             new_classes = sum(label not in stats.slot for label in labels)
             if new or new_classes:
                 self._check_size(len(new), new_classes)
@@ -442,6 +444,82 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             self._solution = None
         return self
 
+    # ------------------------------------------------ internal interface (the order selector)
+    # `PolynomialOrderSelector` solves every polynomial order from one model's statistics
+    # (river_nrrls/_orders.py): it reads them and renumbers the model's columns through these
+    # members, never through the model's private state. Not part of the user-facing API.
+
+    @property
+    def statistics(self) -> ClassStatistics:
+        """The per-class statistics the weights are solved from (internal: read them, and
+        teach the model only through its own methods)."""
+        return self._stats
+
+    @property
+    def weight_solver(self) -> Solver:
+        """The solver that gives the weights from `statistics` (internal: its tuning, such
+        as ``stale_min_dim``, may be read or set; its state is the model's)."""
+        return self._solver
+
+    def new_solver(self) -> Solver:
+        """A solver with no state, of this model's parameters and its solver's tuning: what
+        an independent model of a block of these statistics would hold (internal)."""
+        solver, own = self._new_solver(), self._solver
+        if isinstance(solver, SystemSolver) and isinstance(own, SystemSolver):  # its tuning
+            solver.stale_min_dim = own.stale_min_dim
+            solver.class_stale_min_dim = own.class_stale_min_dim
+        return solver
+
+    @property
+    def features(self) -> tuple:
+        """The features, in the order of their dense columns 1, 2, ... (column 0 is the
+        constant 1; internal)."""
+        return tuple(self._index.features)
+
+    def encode(self, x: dict) -> np.ndarray:
+        """``x`` over the dense columns, as the predictions read it: column 0 the constant 1,
+        unknown features dropped (internal). Read-only, and valid until the next encoding."""
+        return self._index.dense_one(x, False)[0]
+
+    def permute_columns(self, order: np.ndarray) -> None:
+        """Renumber the dense columns: column ``j`` becomes the present column ``order[j]``,
+        in the index and in the statistics (``order`` a permutation of the columns that keeps
+        the constant column 0 first). Exact: the model predicts as before; its solver starts
+        again from the statistics (internal).
+
+        """
+        with self._lock:
+            if len(order) != self._stats.dim or order[0] != 0:
+                raise ValueError("permute_columns needs a permutation that keeps column 0")
+            features = [self._index.feature_at(column) for column in order[1:].tolist()]
+            self._index.reorder(features)  # (first: it refuses anything but a permutation)
+            self._stats.permute(order)
+            self._solver.invalidate(self._stats)
+            self._solution = None
+
+    def restricted(self, features: typing.Sequence[typing.Hashable]) -> NRRLS:
+        """A new model of this model's parameters whose statistics are this model's over the
+        constant column and ``features`` (some of its features, in the new model's column
+        order): what a model of the same parameters that saw only those features of the same
+        samples would hold (internal; the statistics' blocks are exact).
+
+        """
+        with self._lock:
+            leading = [0, *map(self._index.position.__getitem__, features)]
+            labels = list(self._stats.labels)
+            # these statistics with ``leading`` first, read over those columns
+            rest = sorted(set(range(self._stats.dim)).difference(leading))
+            renumbered = copy.deepcopy(self._stats)
+            renumbered.permute(np.array(leading + rest, dtype=np.intp))  # (no class: nothing)
+        model = self.clone()
+        model._grow(list(features))  # a new model of the same class: commit as a merge does
+        for label in labels:
+            model._slot(label)
+        if labels:
+            model._stats.assign(renumbered.leading_view(len(leading)).data)
+            model._solver.invalidate(model._stats)
+        return model
+
     # ------------------------------------------------------------------ merging
 
     # What must be equal for a merge (`Mergeable`); max_size is each model's own budget.
@@ -454,7 +532,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         new = [f for f in other._index.features if f not in self._index]
         position = {**self._index.position, **self._index.provisional(new)}
         columns = np.array([0] + [position[f] for f in other._index.features], dtype=np.intp)
-        check_merge(self._stats, other._stats, columns, self._name_of(new))
+        check_merge(self._stats, other._stats, columns, self.column_namer(new))
         new_classes = sum(label not in self._stats.slot for label in other._stats.labels)
         if new or new_classes:
             self._check_size(len(new), new_classes, " (merging)")
@@ -546,7 +624,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         solver.pair_kernel_solved(stats)
         self._solution = weights
         if outputs is None:
-            self._refuse_overflow(weights, vector)
+            refuse_overflow(weights, vector, self.column_namer())
         return outputs
 
     def _products(self, weights: np.ndarray, vector: np.ndarray) -> list[float]:
@@ -555,24 +633,14 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             if _native.outputs is not None:
                 outputs = _native.outputs(weights, vector)  # one compiled call; None: not finite
                 if outputs is None:
-                    self._refuse_overflow(weights, vector)
+                    refuse_overflow(weights, vector, self.column_namer())
                 return outputs
             outputs = blas.dgemv(1.0, weights, vector).tolist()  # a third of ``@``'s cost
         else:
             outputs = (weights @ vector).tolist()
         if not all(map(math.isfinite, outputs)):
-            self._refuse_overflow(weights, vector)
+            refuse_overflow(weights, vector, self.column_namer())
         return outputs
-
-    def _refuse_overflow(self, weights: np.ndarray, vector: np.ndarray, where: str = "") -> None:
-        """Raise for outputs w_k . x that overflow, naming the feature of the largest term."""
-        with np.errstate(over="ignore", invalid="ignore"):
-            terms = np.abs(weights * vector).max(axis=0)
-        column = int(np.argmax(np.where(np.isnan(terms), np.inf, terms)))
-        name = "the intercept" if column == 0 else f"feature {self._index.feature_at(column)!r}"
-        raise ValueError(
-            f"the outputs overflow{where}: {name} has a value too large for the model's weights"
-        )
 
     def decision_one(self, x: dict) -> dict[typing.Hashable, float]:
         """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class.
@@ -632,28 +700,8 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         if not decision:
             return {}
         scores = np.fromiter(decision.values(), dtype=float, count=len(decision))
-        return dict(zip(decision, self._softmax(scores[None, :])[0].tolist()))
-
-    def _softmax(self, outputs: np.ndarray) -> np.ndarray:
-        """Row-wise softmax of 2 f / eta, finite for any finite outputs.
-
-        It is computed as exp((f_k / 2 - f_max / 2) * 4 / eta): the halved difference cannot
-        overflow (where 2 f / eta, or f_k - f_max, can for |f| near 1e308); a difference that
-        the scaling sends to -inf gives a probability of exactly 0, and the largest output
-        always gets exp(0) = 1 before the normalisation.
-
-        """
-        halves = outputs * 0.5
-        scaled = halves - halves.max(axis=1, keepdims=True)  # (f_k - f_max) / 2 <= 0
-        factor = 4.0 / self._eta
-        if factor == float("inf"):  # eta below 2.2e-308: every class but the best gets 0
-            scaled = np.where(scaled == 0.0, 0.0, -1000.0)
-        else:
-            np.maximum(scaled, -1000.0 / factor, out=scaled)  # exp(-1000) is 0 already
-            scaled *= factor
-        np.exp(scaled, out=scaled)
-        scaled /= scaled.sum(axis=1, keepdims=True)
-        return scaled
+        # the softmax of 2 f_k / eta, finite for any finite outputs (`_outputs.softmax`)
+        return dict(zip(decision, softmax(scores[None, :], self._eta)[0].tolist()))
 
     def _outputs_many(self, X: typing.Any) -> np.ndarray:
         """Raw outputs f(x) = w_c^T x of every row (rows) for every seen class (columns)."""
@@ -667,7 +715,8 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             outputs = matrix @ weights.T
         if not np.isfinite(outputs).all():
             row = int(np.argmax(~np.isfinite(outputs).all(axis=1)))
-            self._refuse_overflow(weights, matrix[row], f" at row {row_name(frame.index, row)!r}")
+            where = f" at row {row_name(frame.index, row)!r}"
+            refuse_overflow(weights, matrix[row], self.column_namer(), where)
         return outputs
 
     def decision_many(self, X: typing.Any) -> typing.Any:
@@ -697,7 +746,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         """Class probabilities of every row; columns as in `decision_many`."""
         outputs = self._outputs_many(X)
         if outputs.shape[1]:
-            outputs = self._softmax(outputs)
+            outputs = softmax(outputs, self._eta)
         return native_frame(outputs, columns=list(self._stats.labels), like=X)
 
     # -------------------------------------------------------------- inspection

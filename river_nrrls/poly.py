@@ -32,6 +32,16 @@ class _Layout(typing.NamedTuple):
     orders: list[int]  # the lowest degree whose expansion has the column, per column
 
 
+class Expansion(typing.NamedTuple):
+    """One sample's expansion with the names and orders of its columns (internal: what
+    `PolynomialExtender.expand_with_layout` gives the order selector). ``names`` and
+    ``orders`` are the extender's cached lists: read them, never change them."""
+
+    values: dict[str, float]  # transform_one's output: {term name: value}, in column order
+    names: list[str]  # the output names, in column order (the keys of ``values``)
+    orders: list[int]  # the order of every output (`PolynomialExtender.output_orders`)
+
+
 def _power_name(name: str, power: int) -> str:
     return name if power == 1 else f"{name}^{power}"
 
@@ -384,10 +394,17 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
         """Expand one sample: ``{term name: value}``, the terms listed above, named and ordered
         as the columns of `transform_many`. A value whose expansion would overflow raises a
         ``ValueError`` naming the feature."""
-        return self._transform_layout(x)[0]
+        return self._expand_one(x)[0]
 
-    def _transform_layout(self, x: dict) -> tuple[dict[str, float], _Layout]:
-        """`transform_one` and the layout of its columns (names and orders)."""
+    def expand_with_layout(self, x: dict) -> Expansion:
+        """`transform_one`'s expansion of ``x`` with the names and the orders of its columns
+        (`output_orders`), from one validation and one expansion: what the order selector
+        needs to learn one sample for every order (internal interface)."""
+        values, layout = self._expand_one(x)
+        return Expansion(values, layout.names, layout.orders)
+
+    def _expand_one(self, x: dict) -> tuple[dict[str, float], _Layout]:
+        """`transform_one` and the layout of its columns."""
         clean = validate_one(x)
         layout = self._layout(tuple(clean))
         values = np.fromiter(clean.values(), dtype=float, count=len(clean))[layout.order]
@@ -410,7 +427,7 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
         {'a': 1, 'a^2': 2, 'a^3': 3, 'sum': 2, 'sum^2': 2, 'sum^3': 3, 'a*sum': 2, 'a*sum^2': 3}
 
         """
-        layout = self._transform_layout(x)[1]  # validates x as transform_one does
+        layout = self._expand_one(x)[1]  # validates x as transform_one does
         return dict(zip(layout.names, layout.orders))
 
     def transform_many(self, X: typing.Any) -> typing.Any:

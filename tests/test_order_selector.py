@@ -13,9 +13,11 @@ and the race window are checked against races written out by hand.
 
 from __future__ import annotations
 
+import ast
 import collections
 import itertools
 import math
+import pathlib
 import pickle
 
 import numpy as np
@@ -58,7 +60,7 @@ def _orders_outputs(selector, x):
     solution = nested.solve()
     if not solution.labels:
         return None, ()
-    expanded, _ = nested.expand(x)
+    expanded = nested.expand(x).values
     return nested.outputs(solution, nested.vector(expanded)), solution.labels
 
 
@@ -217,7 +219,7 @@ def test_materialised_pipelines_are_the_independent_ones():
     assert selector.best_model["NRRLS"].n_samples == independent[1]["NRRLS"].n_samples
     for r, pipeline in materialised.items():
         mine, theirs = pipeline["NRRLS"], independent[r]["NRRLS"]
-        assert mine._index.features == theirs._index.features  # the pipeline's own order
+        assert mine.features == theirs.features  # the pipeline's own order
         assert mine.n_samples == theirs.n_samples
         for x, y in zip(rows[60:], labels[60:]):  # they go on learning on their own
             pipeline.learn_one(x, y)
@@ -420,8 +422,8 @@ def _force_stale(selector, monkeypatch, width=10):
 
     monkeypatch.setattr(_orders, "FACTOR_RATE", 1e-12)
     for nested in selector._nested.values():
-        nested.model._solver.stale_min_dim = width
-        nested.model._solver.class_stale_min_dim = width
+        nested.model.weight_solver.stale_min_dim = width
+        nested.model.weight_solver.class_stale_min_dim = width
 
 
 def _stale_counters(selector) -> collections.Counter:
@@ -516,7 +518,7 @@ def test_columns_stay_grouped_by_order_as_features_emerge():
     expected = {}
     for x in rows:
         expected.update(MEAN3.clone({"degree": 3}).output_orders(x))
-    features = nested.model._index.features
+    features = list(nested.model.features)
     assert [expected[feature] for feature in features] == nested.column_orders[1:].tolist()
     assert set(features) == set(expected) and features != list(expected)  # renumbered
 
@@ -563,16 +565,11 @@ def test_a_selector_pickled_with_ungrouped_columns_regroups_on_load():
     pipelines = {r: MEAN3.clone({"degree": r}) | NRRLS() for r in (1, 2, 3)}
     _learn_together(selector, pipelines, rows[:50], labels[:50])
     (nested,) = selector._nested.values()
-    model, stats = nested.model, nested.model._stats
     # the old layout: the features in the order they came (interleaving the orders)
-    position = model._index.position
+    position = {feature: column for column, feature in enumerate(nested.model.features, 1)}
     order = np.array([0] + [position[f] for f in nested.arrival])
-    data = stats.data
-    ungrouped = np.stack(
-        [_symmetric(data[:, :, c])[np.ix_(order, order)] for c in range(data.shape[2])], axis=2
-    )
-    stats.assign(ungrouped)
-    model._index.reorder(list(nested.arrival))
+    nested.model.permute_columns(order)
+    assert list(nested.model.features) == nested.arrival
     nested.column_orders = nested.column_orders[order]
     assert (np.diff(nested.column_orders) < 0).any()
     del nested.arrival
@@ -580,11 +577,6 @@ def test_a_selector_pickled_with_ungrouped_columns_regroups_on_load():
     assert (np.diff(loaded._nested[None].column_orders) >= 0).all()
     for x in rows[50:]:
         _assert_outputs_match(loaded, pipelines, x)
-
-
-def _symmetric(matrix):
-    upper = np.triu(matrix)
-    return upper + np.triu(upper, 1).T
 
 
 @needs_kernels
@@ -598,7 +590,7 @@ def test_a_failed_in_place_factorisation_falls_back_on_a_new_system(monkeypatch)
     fallbacks = _orders.NestedOrders._solve_fallbacks
 
     def checked(self, system, factor, info, rhs, weights, sizes, first_class):
-        stats, first = self.model._stats, self.first
+        stats, first = self.model.statistics, self.first
         if stats.n_classes != 2:  # (one class: the shared-matrix path, not in place)
             return fallbacks(self, system, factor, info, rhs, weights, sizes, first_class)
         w_0, w_1 = _systems.pair_class_weights(stats, True)
@@ -625,3 +617,127 @@ def test_a_failed_in_place_factorisation_falls_back_on_a_new_system(monkeypatch)
             )
             assert np.allclose(outputs[q], list(expected.values()), rtol=1e-6, atol=1e-6)
     assert any(info > 0 for info in seen)  # the in-place factorisation did fail
+
+
+# ------------------------------------------------- the interfaces the selector works through
+
+
+def _private_reads(source: str) -> list[str]:
+    """Every ``obj._name`` (and ``getattr(obj, "_name")``) of ``source`` whose ``obj`` is not
+    ``self`` or ``cls``: another object's private state. ``__dict__`` counts; other dunders and
+    river's estimator protocol (``_get_params``, ``_multiclass``: how river asks any
+    estimator) do not."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute):
+            owner, name = node.value, node.attr
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            owner, name = node.args[0], node.args[1].value
+        else:
+            continue
+        if not name.startswith("_") or name in ("_get_params", "_multiclass"):
+            continue
+        if name.startswith("__") and name.endswith("__") and name != "__dict__":
+            continue
+        if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+            continue
+        found.append((node.lineno, f"line {node.lineno}: {ast.unparse(node)}"))
+    return [read for _, read in sorted(found)]
+
+
+@pytest.mark.parametrize("module", ["_orders.py", "model_selection.py", "_outputs.py"])
+def test_the_selector_reads_no_other_objects_private_state(module):
+    """The selector and its nested orders use the interfaces of `NRRLS`, `ClassStatistics`,
+    the solvers and `PolynomialExtender`, never their private attributes."""
+    path = pathlib.Path(__file__).parent.parent / "river_nrrls" / module
+    assert _private_reads(path.read_text(encoding="utf-8")) == []
+
+
+def test_the_private_state_scan_can_fail():
+    source = (
+        "def f(self, model, view):\n"
+        "    self._ok, model.public, type(model).__name__, self.__dict__\n"
+        "    model._index.reorder([])\n"
+        "    view.__dict__.update({})\n"
+        "    getattr(model, '_solver')\n"
+        "    self.extenders[1]._transform_layout({})\n"
+    )
+    reads = _private_reads(source)
+    assert [read.split(":")[0] for read in reads] == ["line 3", "line 4", "line 5", "line 6"]
+
+
+def _learnt_model(**params) -> NRRLS:
+    model = NRRLS(**params)
+    rows, labels = _stream(n_samples=60, classes=("a", "b", "c"), seed=13)
+    for x, y in zip(rows, labels):
+        model.learn_one(x, y)
+    return model
+
+
+def test_permute_columns_renumbers_the_index_and_the_statistics():
+    model = _learnt_model()
+    reference = pickle.loads(pickle.dumps(model))
+    x = {"x0": 0.3, "x1": 0.7, "x2": 0.1, "late": 0.5, "later": 0.9}
+    before = model.decision_one(x)
+    dim = model.statistics.dim
+    order = np.array([0, *range(dim - 1, 0, -1)])  # the features in reverse
+    model.permute_columns(order)
+    assert model.features == reference.features[::-1]
+    for c in range(model.statistics.n_classes):
+        moved = symmetrize(model.statistics.scatter(c))
+        assert np.array_equal(
+            moved, symmetrize(reference.statistics.scatter(c))[np.ix_(order, order)]
+        )
+    after = model.decision_one(x)  # the same system, its columns in another order
+    assert list(after) == list(before)
+    assert np.allclose(list(after.values()), list(before.values()), rtol=1e-9, atol=1e-12)
+    assert model.encode(x)[1:].tolist() == reference.encode(x)[1:].tolist()[::-1]
+    with pytest.raises(ValueError, match="column 0"):
+        model.permute_columns(np.arange(dim)[::-1])
+    with pytest.raises(ValueError, match="permutation"):
+        model.permute_columns(np.zeros(dim, dtype=np.intp))
+    assert model.features == reference.features[::-1]  # a refused permutation changes nothing
+
+
+@pytest.mark.parametrize("params", [{}, {"intercept": False, "forgetting": 0.98}])
+def test_restricted_is_a_model_of_those_features_only(params):
+    model = _learnt_model(**params)
+    features = ["late", "x2", "x0"]
+    restricted = model.restricted(features)
+    assert restricted.features == tuple(features)
+    assert restricted.n_samples == model.n_samples
+    assert [getattr(restricted, name) for name in params] == list(params.values())
+    alone = NRRLS(**params)  # the same samples, only those features
+    rows, labels = _stream(n_samples=60, classes=("a", "b", "c"), seed=13)
+    for x, y in zip(rows, labels):
+        alone.learn_one({f: v for f, v in x.items() if f in features}, y)
+    assert alone.features != restricted.features  # (it saw them in another order)
+    position = [0] + [1 + alone.features.index(f) for f in features]
+    for c in range(model.statistics.n_classes):
+        mine = symmetrize(restricted.statistics.scatter(c))
+        theirs = symmetrize(alone.statistics.scatter(c))[np.ix_(position, position)]
+        assert np.allclose(mine, theirs, rtol=1e-12, atol=1e-300)
+    x = rows[0]
+    mine, theirs = restricted.decision_one(x), alone.decision_one(x)
+    assert np.allclose(list(mine.values()), list(theirs.values()), rtol=1e-8)
+    masses = model.n_samples
+    restricted.learn_one(x, labels[0])  # it goes on learning on its own
+    assert model.n_samples == masses and restricted.n_samples != masses
+
+
+def test_new_solver_has_the_models_tuning_and_no_state():
+    model = _learnt_model()
+    model.weight_solver.stale_min_dim = 7
+    model.weight_solver.class_stale_min_dim = 5
+    solver = model.new_solver()
+    assert solver is not model.weight_solver
+    assert (solver.stale_min_dim, solver.class_stale_min_dim) == (7, 5)
+    assert solver.stale is None and solver.pending == [] and not solver.primed
+    assert model.column_namer()(1) == f"feature {model.features[0]!r}"

@@ -189,6 +189,30 @@ def test_transform_one_matches_reference(rows, params):
     assert len(expected) == count == poly.n_outputs(n_present)
 
 
+@settings(max_examples=40, deadline=None)
+@given(rows=rows_strategy(max_rows=1), params=EXTENDER_PARAMS)
+def test_expand_with_layout_is_transform_one_with_its_columns_orders(rows, params):
+    """The selector's expansion (`expand_with_layout`): transform_one's values bit for bit,
+    their names in column order and `output_orders`; the columns of order r or less are the
+    expansion of degree r, with the same values (the nesting the selector builds on)."""
+    poly = PolynomialExtender(**params)
+    x = rows[0]
+    expansion = poly.expand_with_layout(x)
+    assert expansion.values == poly.transform_one(x)
+    assert expansion.names == list(expansion.values)
+    assert dict(zip(expansion.names, expansion.orders)) == poly.output_orders(x)
+    for degree in range(1, params["degree"]):
+        lower = poly.clone({"degree": degree}).transform_one(x)
+        nested = {
+            name: value
+            for name, value, order in zip(
+                expansion.names, expansion.values.values(), expansion.orders
+            )
+            if order <= degree
+        }
+        assert nested == lower and list(nested) == list(lower)
+
+
 @pytest.mark.parametrize(
     ("n_inputs", "degree", "with_bias"),
     # algorithms page, "Reduced polynomial model (RM)": K = 1 + r + l(2r - 1), e.g. 95 at (8, 6),
