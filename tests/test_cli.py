@@ -19,6 +19,7 @@ import pytest
 from river import base, evaluate, linear_model, metrics, preprocessing, stream
 
 from river_nrrls import NRRLS, cli, datasets
+from river_nrrls.cli import _csv_stream
 
 LIMIT = 200
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -523,6 +524,8 @@ def test_read_csv_values(tmp_path):
         ({"x1": 0.0, "x2": 1.0}, False),
     ]
     assert type(samples[0][1]) is bool
+    table = cli.read_csv(path, "t", limit=1)  # a named record that unpacks as before
+    assert table == (table.samples, table.n_features) == ([({"x1": 1.5}, True)], 2)
 
 
 _GOOD = ["0.5", "0.25", "True"]
@@ -783,14 +786,14 @@ def test_header_checks_are_linear_in_the_columns(target):
     header = [_CountingName(f"f{j}") for j in range(n)] + [_CountingName("y")]
     _CountingName.comparisons = 0
     try:
-        cli.evaluate._check_header("h.csv", header, target)
+        _csv_stream._check_header("h.csv", header, target)
     except cli.UsageError as error:
         assert target == "absent" and "no target column 'absent'" in str(error)
     assert _CountingName.comparisons <= 10 * n
 
 
 def test_wide_headers(capsys, tmp_path):
-    names = [f"f{j}" for j in range(cli.evaluate.MAX_COLUMNS)]
+    names = [f"f{j}" for j in range(_csv_stream.MAX_COLUMNS)]
     path = _write_csv(tmp_path / "wide.csv", names, [["1"] * len(names)])
     code, _, err = _run(capsys, "evaluate", "--csv", path, "--target", "y")
     assert code == 2 and "no target column 'y' in the header (f0, f1," in err
@@ -804,7 +807,7 @@ def test_wide_headers(capsys, tmp_path):
 
 
 def test_records_are_read_with_a_limit(capsys, monkeypatch, tmp_path):
-    monkeypatch.setattr(cli.evaluate, "MAX_RECORD_CHARS", 1000)
+    monkeypatch.setattr(_csv_stream, "MAX_RECORD_CHARS", 1000)
     header = "a,y\n"
     cell = "0." + "0" * (1000 - len("0.,True\n") - 1) + "1"
     path = tmp_path / "edge.csv"
@@ -823,7 +826,7 @@ def test_records_are_read_with_a_limit(capsys, monkeypatch, tmp_path):
 
 
 def test_too_many_distinct_labels(capsys, monkeypatch, tmp_path):
-    monkeypatch.setattr(cli.evaluate, "MAX_LABELS", 5)
+    monkeypatch.setattr(_csv_stream, "MAX_LABELS", 5)
     path = _write_csv(tmp_path / "labels.csv", ["a", "y"], [[i, f"c{i}"] for i in range(8)])
     code, _, err = _run(capsys, "evaluate", "--csv", path, "--target", "y")
     assert code == 2 and "over 5 distinct values" in err

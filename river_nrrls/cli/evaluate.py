@@ -5,6 +5,11 @@ validation (river's `river.evaluate.iter_progressive_val_score`: every sample is
 predicted, then learnt) on a bundled data set or a user's CSV file, and prints G-mean, balanced
 accuracy, accuracy, time and memory per model.
 
+This module owns the command: the model registry, its options, the models it builds, the
+progressive-validation loop (`evaluate_models`) and the printed table (`format_table`). Reading
+a CSV file belongs to `river_nrrls.cli._csv_stream`, whose `CsvStream` and `read_csv` are
+re-exported here.
+
 Examples
 --------
 
@@ -34,18 +39,15 @@ import argparse
 import collections
 import csv
 import dataclasses
-import gzip
 import io
-import os
 import random
-import stat
 import sys
 import time
 import typing
-import zlib
 
 from river import (
     base,
+    compose,
     linear_model,
     metrics,
     multiclass,
@@ -56,14 +58,15 @@ from river import (
 )
 
 from .. import datasets
-from .._checks import VALUE_LIMIT, short_repr
-from .._validation import check_value
 from ..nrrls import NRRLS
 from . import ProgressBar, UsageError, positive_int, register_command
+from ._csv_stream import CsvStream, CsvTable, Sample, read_csv
 
 __all__ = [
     "MODELS",
     "CsvStream",
+    "CsvTable",
+    "Model",
     "ModelSpec",
     "Result",
     "build_model",
@@ -76,7 +79,8 @@ __all__ = [
 DEFAULT_DATASET = "pima"
 DEFAULT_MODELS = ("nrrls", "lr", "lr-std")
 
-Sample = tuple[dict, typing.Hashable]
+#: What ``--models`` builds: a river classifier, or a pipeline that ends in one.
+Model = base.Classifier | compose.Pipeline
 
 
 # ----------------------------------------------------------------------------- model registry
@@ -99,7 +103,7 @@ class ModelSpec:
     """
 
     description: str
-    build: typing.Callable[[], base.Classifier]
+    build: typing.Callable[[], Model]
     binary_only: bool = False
 
 
@@ -110,10 +114,23 @@ MODELS: dict[str, ModelSpec] = {}
 def register_model(
     name: str,
     description: str,
-    build: typing.Callable[[], base.Classifier],
+    build: typing.Callable[[], Model],
     binary_only: bool = False,
 ) -> None:
-    """Add (or replace) the model ``name`` of the ``--models`` registry."""
+    """Add (or replace) the model ``name`` of the ``--models`` registry.
+
+    Parameters
+    ----------
+    name
+        The name of ``--models`` (stored in lower case).
+    description
+        One line for ``--help``.
+    build
+        Returns a fresh, untrained classifier (or a pipeline that ends in one).
+    binary_only
+        The classifier only understands ``True``/``False`` labels.
+
+    """
     MODELS[name.lower()] = ModelSpec(description, build, binary_only)
 
 
@@ -157,18 +174,25 @@ class _MinMaxScaler(preprocessing.MinMaxScaler):
         return {name: result.get(name, 0.0) for name in x}
 
 
-def build_model(name: str, one_vs_rest: bool = False, scale: bool = False) -> base.Classifier:
+def build_model(name: str, one_vs_rest: bool = False, scale: bool = False) -> Model:
     """A fresh model ``name`` of `MODELS`.
 
-    ``one_vs_rest`` wraps a binary-only model in `river.multiclass.OneVsRestClassifier`;
-    ``scale`` puts a min-max scaler in front (river's, except that a feature not seen yet is 0,
-    not NaN).
+    Parameters
+    ----------
+    name
+        A name of `MODELS`.
+    one_vs_rest
+        Wrap a binary-only model in `river.multiclass.OneVsRestClassifier`.
+    scale
+        Put a min-max scaler in front (river's, except that a feature not seen yet is 0, not
+        NaN).
 
     """
     spec = MODELS[name]
     model = spec.build()
     if spec.binary_only and one_vs_rest:
-        model = multiclass.OneVsRestClassifier(model)
+        # A pipeline that ends in a classifier is one by delegation, not by river's types.
+        model = multiclass.OneVsRestClassifier(typing.cast(base.Classifier, model))
     if scale:
         model = _MinMaxScaler() | model
     return model
@@ -226,7 +250,7 @@ class _Run:
     """One model's progressive validation, advanced one sample at a time."""
 
     name: str
-    model: base.Classifier
+    model: Model
     positive: typing.Any  # the label that is True for a binary-only model, or _AS_GIVEN
     g_mean: metrics.GeometricMean = dataclasses.field(default_factory=metrics.GeometricMean)
     balanced_accuracy: metrics.BalancedAccuracy = dataclasses.field(
@@ -235,7 +259,7 @@ class _Run:
     accuracy: metrics.Accuracy = dataclasses.field(default_factory=metrics.Accuracy)
     seconds: float = 0.0
 
-    def step(self, x: dict, y: typing.Hashable) -> None:
+    def step(self, x: dict, y: base.typing.ClfTarget) -> None:
         """Predict ``x``, score the prediction, then learn ``(x, y)``: river's progressive
         validation (``evaluate.progressive_val_score``) of one sample."""
         if self.positive is not _AS_GIVEN:
@@ -250,6 +274,7 @@ class _Run:
         self.seconds += time.perf_counter() - start
 
     def result(self) -> Result:
+        """The scores so far."""
         memory_bytes = self.model._raw_memory_usage  # the trained model's object graph
         return Result(
             model=self.name,
@@ -260,6 +285,18 @@ class _Run:
             memory_bytes=memory_bytes,
             memory=utils.pretty.humanize_bytes(memory_bytes),
         )
+
+
+def _start_runs(model_names: typing.Sequence[str], positive: typing.Any, scale: bool) -> list[_Run]:
+    """A fresh run of every model; ``positive`` is `_binary_view`'s answer for the labels."""
+    runs = []
+    for name in model_names:
+        if MODELS[name].binary_only and positive is not None:
+            model, relabel = build_model(name, scale=scale), positive
+        else:
+            model, relabel = build_model(name, one_vs_rest=True, scale=scale), _AS_GIVEN
+        runs.append(_Run(name, model, relabel))
+    return runs
 
 
 def evaluate_models(
@@ -288,18 +325,29 @@ def evaluate_models(
     goes to ``progress`` when it is a stream. An error of a model (``ValueError``,
     ``MemoryError``, ...) gets a note naming the model and the sample.
 
+    Parameters
+    ----------
+    samples
+        ``(x, y)`` pairs, iterated once.
+    model_names
+        Names of `MODELS`, in the order of the results.
+    scale
+        Put a min-max scaler in front of every model (see `build_model`).
+    progress
+        The stream of the progress bar (``None``: no bar).
+    labels
+        The count of every label of ``samples``, in first-seen order (``None``: counted here).
+
+    Returns
+    -------
+    list[Result]
+        The scores of every model, in the order of ``model_names``.
+
     """
     if labels is None:
         samples = list(samples)
         labels = collections.Counter(y for _, y in samples)
-    positive = _binary_view(labels)
-    runs = []
-    for name in model_names:
-        if MODELS[name].binary_only and positive is not None:
-            model, relabel = build_model(name, scale=scale), positive
-        else:
-            model, relabel = build_model(name, one_vs_rest=True, scale=scale), _AS_GIVEN
-        runs.append(_Run(name, model, relabel))
+    runs = _start_runs(model_names, _binary_view(labels), scale)
     total = sum(labels.values())
     bar = ProgressBar(", ".join(model_names), total, progress)
     every = max(1, total // 100)  # about a hundred progress updates
@@ -322,277 +370,6 @@ def evaluate_models(
     return [run.result() for run in runs]
 
 
-# ---------------------------------------------------------------------------------- CSV input
-
-_BOOLEANS = {"true": True, "false": False}
-#: Target cells that mean "no label" (compared in lower case), as pandas reads them.
-_MISSING_LABELS = frozenset(("nan", "na", "n/a", "<na>", "nat", "null", "none", "?"))
-#: The largest magnitude of a feature value read from a CSV file: its square is the most that
-#: NR-RLS's statistics accept (river_nrrls._checks.STATISTICS_LIMIT).
-_MAX_MAGNITUDE = VALUE_LIMIT
-#: A classification target with more distinct values than this (and than half the rows) is
-#: taken for a continuous one and refused.
-_MAX_CLASSES = 100
-#: The most characters of one record of a CSV file (a line, or the lines that a quoted field
-#: spans): lines are read with this limit before the csv module sees them, so that a file
-#: without line breaks (``/dev/zero`` behind a link, a gzip bomb) costs this much at most.
-MAX_RECORD_CHARS = 8 * 2**20
-#: The most columns of a CSV file.
-MAX_COLUMNS = 100_000
-#: The most distinct labels of a CSV file's target, and the most characters they hold together.
-MAX_LABELS = 1_000
-MAX_LABEL_CHARS = 2**20
-#: ``--shuffle`` of a CSV file shuffles in a buffer of about this many cells (rows x features).
-SHUFFLE_CELLS = 10**6
-
-
-def _label(cell: str) -> typing.Hashable:
-    return _BOOLEANS.get(cell.lower(), cell)
-
-
-def _open_text(path: str) -> typing.TextIO:
-    """``path`` as text (``.gz``: decompressed), once it is known to be a regular file."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    except ValueError as error:  # a NUL byte in the path
-        raise UsageError(f"cannot read {path!r}: {error}") from None
-    if stat.S_ISDIR(mode):
-        raise UsageError(f"{path} is a directory, not a CSV file")
-    if not stat.S_ISREG(mode):
-        raise UsageError(
-            f"{path} is not a regular file (a device, a pipe or a socket): evaluate reads a CSV "
-            "file twice (its rows are checked and its labels counted before the models run)"
-        )
-    if path.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
-    return open(path, encoding="utf-8-sig", newline="")
-
-
-class _Lines:
-    """The lines of a text file for ``csv.reader``, each record at most `MAX_RECORD_CHARS`
-    characters long: a line is read with a limit, never whole, and `new_record` starts the
-    count of the next record (which a quoted field may spread over several lines)."""
-
-    def __init__(self, file: typing.TextIO, path: str):
-        self.file = file
-        self.path = path
-        self.record_chars = 0
-        self.line_number = 0
-
-    def __iter__(self) -> _Lines:
-        return self
-
-    def __next__(self) -> str:
-        room = MAX_RECORD_CHARS - self.record_chars
-        line = self.file.readline(room + 1)
-        if not line:
-            raise StopIteration
-        self.line_number += 1
-        self.record_chars += len(line)
-        if self.record_chars > MAX_RECORD_CHARS:
-            raise UsageError(
-                f"{self.path}: line {self.line_number} is too long: a record (a line, or the "
-                f"lines of a quoted field) of more than {MAX_RECORD_CHARS:,} characters; "
-                "is it a CSV file?"
-            )
-        return line
-
-    def new_record(self) -> None:
-        self.record_chars = 0
-
-
-@dataclasses.dataclass(frozen=True)
-class _Layout:
-    """The columns of a CSV file, from its header."""
-
-    header: list[str]
-    features: list[tuple[int, str]]  # (position, name) of the feature columns
-    target_column: int
-
-
-def _csv_samples(path: str, target: str, limit: int | None) -> typing.Iterator[Sample | _Layout]:
-    """One read of a CSV file: its `_Layout`, then its samples in file order (at most
-    ``limit``). Every problem, the file's and the rows', raises `UsageError`."""
-    reader = None
-    try:
-        with _open_text(path) as file:
-            lines = _Lines(file, path)
-            reader = csv.reader(lines)
-            header = [name.strip() for name in next(reader, [])]
-            lines.new_record()
-            features = _check_header(path, header, target)
-            layout = _Layout(header, features, header.index(target))
-            yield layout
-            data_row = 0
-            for row in reader:
-                lines.new_record()
-                if not row:
-                    continue
-                if limit is not None and data_row >= limit:
-                    break
-                data_row += 1
-                where = f"{path}: data row {data_row} (line {reader.line_num})"
-                yield _parse_row(row, header, features, layout.target_column, where)
-    except OSError as error:  # gzip.BadGzipFile included
-        if isinstance(error, gzip.BadGzipFile):
-            raise UsageError(f"{path} is not a valid gzip file: {error}") from None
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text") from None
-    except (EOFError, zlib.error) as error:
-        raise UsageError(f"{path} is not a valid gzip file: {error}") from None
-    except csv.Error as error:
-        line = reader.line_num if reader is not None else 0
-        raise UsageError(f"{path}: line {line}: {error}") from None
-
-
-class CsvStream:
-    """The samples of a CSV file with a header row, streamed: no row is kept in memory.
-
-    Every column but ``target`` is a numeric feature (cells are stripped of surrounding spaces;
-    an empty cell is a missing value, left out of ``x``). The target's cells are the labels as
-    read (strings), except that ``true``/``false`` in any case become ``True``/``False``. Blank
-    lines are skipped. A ``.gz`` file is decompressed. Any problem raises `UsageError`
-    naming the data row (1-based, header excluded), its line in the file and the column.
-
-    Creating the stream reads the file once: every row is checked (so that a bad row is
-    reported before any model runs) and the labels are counted (`labels`, in first-seen order:
-    what a binary-only model needs to know). Each iteration then reads the file again, in file
-    order. Memory stays bounded whatever the file: a record (a line, or the lines of a quoted
-    field) is read with a limit of `MAX_RECORD_CHARS` characters, a cell with csv's field limit,
-    and at most `MAX_COLUMNS` columns and `MAX_LABELS` distinct labels are accepted. The file
-    must be a regular file (``.gz`` or not), not a pipe or a device, since it is read twice.
-
-    Parameters
-    ----------
-    path
-        The file (``.gz``: gzip-compressed).
-    target
-        The label column.
-    limit
-        Read only the first ``limit`` data rows.
-
-    """
-
-    def __init__(self, path: str, target: str, limit: int | None = None):
-        self.path = path
-        self.target = target
-        self.limit = limit
-        samples = _csv_samples(path, target, limit)
-        layout = next(samples)
-        self.n_features = len(layout.features)
-        self.labels: collections.Counter = collections.Counter()
-        label_chars = 0
-        for _, y in samples:
-            if y not in self.labels:
-                label_chars += len(y) if isinstance(y, str) else 1
-                if len(self.labels) >= MAX_LABELS or label_chars > MAX_LABEL_CHARS:
-                    raise UsageError(
-                        f"{path}: the target {target!r} has over {len(self.labels):,} distinct "
-                        "values (or labels too long together): a continuous target? "
-                        f"evaluate needs class labels (at most {MAX_LABELS:,})"
-                    )
-            self.labels[y] += 1
-        self.n_samples = sum(self.labels.values())
-        if not self.n_samples:
-            raise UsageError(f"{path} has no data rows")
-
-    def __iter__(self) -> typing.Iterator[Sample]:
-        samples = _csv_samples(self.path, self.target, self.limit)
-        next(samples)  # the layout
-        return typing.cast(typing.Iterator[Sample], samples)
-
-
-def read_csv(path: str, target: str, limit: int | None = None) -> tuple[list[Sample], int]:
-    """Read a CSV file with a header row into memory: ``(x, y)`` pairs in file order and the
-    feature count.
-
-    The file is read as `CsvStream` reads it (same rules, same errors), but once and into a
-    list; the ``evaluate`` command streams it instead.
-
-    """
-    samples = _csv_samples(path, target, limit)
-    layout = typing.cast(_Layout, next(samples))
-    rows = typing.cast(list[Sample], list(samples))
-    if not rows:
-        raise UsageError(f"{path} has no data rows")
-    return rows, len(layout.features)
-
-
-def _check_header(path: str, header: list[str], target: str) -> list[tuple[int, str]]:
-    """``(position, name)`` of the feature columns, after checking the header (in time linear
-    in the number of columns)."""
-    if not header:
-        raise UsageError(f"{path} is empty (a header row is expected)")
-    if len(header) > MAX_COLUMNS:
-        raise UsageError(
-            f"{path}: the header has {len(header):,} columns, more than the {MAX_COLUMNS:,} "
-            "that evaluate accepts"
-        )
-    unnamed = next((j for j, name in enumerate(header) if not name), None)
-    if unnamed is not None:
-        raise UsageError(
-            f"{path}: column {unnamed + 1} of the header has no name "
-            "(an index column? every column but the target must be a named feature)"
-        )
-    seen: set[str] = set()
-    repeated: dict[str, None] = {}
-    for name in header:
-        if name in seen:
-            repeated[name] = None
-        seen.add(name)
-    if repeated:
-        names = sorted(repeated)
-        shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
-        raise UsageError(f"{path}: the header repeats the column(s) {shown}")
-    if target not in seen:
-        shown = ", ".join(header[:20]) + (", ..." if len(header) > 20 else "")
-        raise UsageError(f"{path}: no target column {target!r} in the header ({shown})")
-    features = [(j, name) for j, name in enumerate(header) if name != target]
-    if not features:
-        raise UsageError(f"{path}: no feature column besides the target {target!r}")
-    return features
-
-
-def _parse_row(
-    row: list[str],
-    header: list[str],
-    features: list[tuple[int, str]],
-    target_column: int,
-    where: str,
-) -> Sample:
-    if len(row) != len(header):
-        raise UsageError(f"{where}: expected {len(header)} fields, got {len(row)}")
-    label = row[target_column].strip()
-    if not label or label.lower() in _MISSING_LABELS:
-        shown = f" ({label!r})" if label else ""
-        raise UsageError(f"{where}, column {header[target_column]!r}: missing target{shown}")
-    x = {}
-    for j, name in features:
-        cell = row[j].strip()
-        if not cell:
-            continue  # missing value: the feature is absent from this sample
-        try:
-            number = float(cell)
-        except ValueError:
-            raise UsageError(
-                f"{where}, column {name!r}: non-numeric value {short_repr(cell)}"
-            ) from None
-        try:
-            x[name] = check_value(name, number)
-        except ValueError as error:  # NaN and infinities
-            raise UsageError(f"{where}, column {name!r}: {error}") from None
-        if abs(number) > _MAX_MAGNITUDE:
-            raise UsageError(
-                f"{where}, column {name!r}: the value {cell} is too large (beyond "
-                f"{_MAX_MAGNITUDE:.0e} in magnitude its square overflows the statistics); "
-                "rescale the column"
-            )
-    return x, _label(label)
-
-
 # -------------------------------------------------------------------------------- the tables
 
 _COLUMNS = ("model", "G-mean", "balanced acc.", "accuracy", "time (s)", "memory")
@@ -607,6 +384,7 @@ _CSV_COLUMNS = (
 
 
 def _cells(result: Result) -> list[str]:
+    """The cells of a result in the text and Markdown tables (rounded)."""
     return [
         result.model,
         f"{result.g_mean:.4f}",
@@ -617,24 +395,38 @@ def _cells(result: Result) -> list[str]:
     ]
 
 
+def _csv_table(results: list[Result]) -> str:
+    """The results as CSV: full precision, memory in bytes."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(_CSV_COLUMNS)
+    for r in results:
+        writer.writerow(
+            [
+                r.model,
+                repr(r.g_mean),
+                repr(r.balanced_accuracy),
+                repr(r.accuracy),
+                repr(r.seconds),
+                r.memory_bytes,
+            ]
+        )
+    return buffer.getvalue().rstrip("\n")
+
+
 def format_table(results: list[Result], fmt: str = "text") -> str:
-    """The results as an aligned text table, a Markdown table or CSV (full precision)."""
+    """The results as an aligned text table, a Markdown table or CSV (full precision).
+
+    Parameters
+    ----------
+    results
+        The results of `evaluate_models`, one row each.
+    fmt
+        ``"text"``, ``"markdown"`` or ``"csv"``.
+
+    """
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(_CSV_COLUMNS)
-        for r in results:
-            writer.writerow(
-                [
-                    r.model,
-                    repr(r.g_mean),
-                    repr(r.balanced_accuracy),
-                    repr(r.accuracy),
-                    repr(r.seconds),
-                    r.memory_bytes,
-                ]
-            )
-        return buffer.getvalue().rstrip("\n")
+        return _csv_table(results)
     rows = [list(_COLUMNS)] + [_cells(r) for r in results]
     widths = [max(len(row[j]) for row in rows) for j in range(len(_COLUMNS))]
 
@@ -667,6 +459,7 @@ once more while all the models learn it together, sample by sample; no row is ke
 
 
 def _model_list(text: str) -> list[str]:
+    """The argparse ``type`` of ``--models``: known names, without repetitions."""
     names = [name.strip().lower() for name in text.split(",") if name.strip()]
     if not names:
         raise argparse.ArgumentTypeError("no model given")
@@ -679,6 +472,15 @@ def _model_list(text: str) -> list[str]:
 
 
 def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``evaluate``, in the order of its ``--help``."""
+    _add_data_arguments(parser)
+    _add_model_arguments(parser)
+    _add_stream_arguments(parser)
+    _add_output_arguments(parser)
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--dataset`` or ``--csv`` (with its ``--target``)."""
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--dataset",
@@ -706,6 +508,10 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
             "true/false (any case) become the booleans True/False"
         ),
     )
+
+
+def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--models`` and ``--scale``."""
     parser.add_argument(
         "--models",
         type=_model_list,
@@ -727,6 +533,10 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
             "model; a feature the scaler has not seen yet is 0 instead of river's NaN"
         ),
     )
+
+
+def _add_stream_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--limit``, ``--shuffle`` and ``--seed``."""
     parser.add_argument(
         "--limit", type=positive_int, metavar="N", help="stop after the first N samples"
     )
@@ -741,6 +551,10 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of the shuffle (default: 42)")
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--format`` and ``--progress``."""
     parser.add_argument(
         "--format",
         choices=("text", "markdown", "csv"),
@@ -753,6 +567,13 @@ def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="progress bars on stderr (default: only when stderr is a terminal)",
     )
+
+
+#: A classification target with more distinct values than this (and than half the rows) is
+#: taken for a continuous one and refused.
+_MAX_CLASSES = 100
+#: ``--shuffle`` of a CSV file shuffles in a buffer of about this many cells (rows x features).
+SHUFFLE_CELLS = 10**6
 
 
 def _check_classes(path: str, target: str, labels: collections.Counter) -> None:
@@ -784,19 +605,27 @@ def _load_samples(args: argparse.Namespace) -> _Source:
     if args.csv is not None:
         if args.target is None:
             raise UsageError("--csv needs --target COLUMN (the label column)")
-        csv_stream = CsvStream(args.csv, args.target, args.limit)
-        _check_classes(args.csv, args.target, csv_stream.labels)
-        samples: typing.Iterable[Sample] = csv_stream
-        caption = args.csv
-        if args.shuffle:
-            buffer = max(1, min(csv_stream.n_samples, SHUFFLE_CELLS // csv_stream.n_features))
-            samples = _Reiterable(
-                lambda: stream.shuffle(iter(csv_stream), buffer_size=buffer, seed=args.seed)
-            )
-            caption += f" (shuffled in a buffer of {buffer:,} rows, seed {args.seed})"
-        return _Source(
-            caption, samples, csv_stream.n_samples, csv_stream.n_features, csv_stream.labels
+        return _csv_source(args)
+    return _dataset_source(args)
+
+
+def _csv_source(args: argparse.Namespace) -> _Source:
+    """The samples of ``--csv``, streamed (shuffled in a buffer with ``--shuffle``)."""
+    csv_stream = CsvStream(args.csv, args.target, args.limit)
+    _check_classes(args.csv, args.target, csv_stream.labels)
+    samples: typing.Iterable[Sample] = csv_stream
+    caption = args.csv
+    if args.shuffle:
+        buffer = max(1, min(csv_stream.n_samples, SHUFFLE_CELLS // csv_stream.n_features))
+        samples = _Reiterable(
+            lambda: stream.shuffle(iter(csv_stream), buffer_size=buffer, seed=args.seed)
         )
+        caption += f" (shuffled in a buffer of {buffer:,} rows, seed {args.seed})"
+    return _Source(caption, samples, csv_stream.n_samples, csv_stream.n_features, csv_stream.labels)
+
+
+def _dataset_source(args: argparse.Namespace) -> _Source:
+    """The samples of a bundled data set, in memory (shuffled unless ``--no-shuffle``)."""
     name = args.dataset if args.dataset is not None else DEFAULT_DATASET
     try:
         dataset = datasets.load(name)
@@ -829,6 +658,7 @@ def _where(error: BaseException) -> str:
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
+    """Evaluate the models on the data and print the table: the ``run`` of ``evaluate``."""
     source = _load_samples(args)
     show_progress = args.progress
     if show_progress is None:
