@@ -1,4 +1,19 @@
-"""RLS: exact online ridge regression (recursive least squares) with a square-root factor."""
+"""RLSRegressor: exact online ridge regression (recursive least squares), the river-facing class.
+
+It owns what the regression means: the weighted scatter of ``[1, x, y]`` (``y`` last, columns
+in the order of its `FeatureIndex`), its ridge term l2_t, its forgetting and its merging. A
+sample goes: validation -> range check -> update of the scatter and of its square-root factor
+-> weights. The factor R (R^T R the regularised scatter, updated by QR, with its triangular
+solve) is `river_nrrls._sqrt_factor`'s; the range invariant and its error messages are shared
+with the classifiers' statistics (`refuse_out_of_range`).
+
+Forgetting here is not `ClassStatistics`' algorithm. There, every arrival multiplies the past
+statistics by lambda (an O(d^2) pass over a scatter that is updated anyway). Here the stored
+scatter and R are the true ones times a scale sigma that grows by 1 / lambda at every arrival,
+a new sample entering with the mass w sigma, so that an arrival costs no pass over R; they are
+divided back by sigma (an exact common factor) before it passes ``_RESCALE_AT``.
+
+"""
 
 from __future__ import annotations
 
@@ -512,10 +527,9 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         old = self._index.size
         scatter = np.zeros((size + 1, size + 1), order="F")
         mine = np.r_[np.arange(old), size]
-        full = np.triu(self._scatter) + np.triu(self._scatter, 1).T
-        scatter[np.ix_(mine, mine)] = full
-        theirs = np.triu(other._scatter) + np.triu(other._scatter, 1).T
-        scatter[np.ix_(columns, columns)] += theirs
+        scatter[np.ix_(mine, mine)] = symmetrize_upper(self._scatter)
+        # other's upper triangle may land below the diagonal here: add the full symmetric
+        scatter[np.ix_(columns, columns)] += symmetrize_upper(other._scatter)
         return scatter, new
 
     def __iadd__(self, other: RLSRegressor) -> RLSRegressor:
