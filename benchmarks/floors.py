@@ -226,14 +226,15 @@ class _Kernels:
     def __init__(self, run, iterations: float):
         import numpy as np
 
-        from river_nrrls import _solver
+        from river_nrrls import _stale
+        from river_nrrls._systems import combined_matrix
 
         stats = run._stats
         self.flat = stats.stacked().copy(order="F")
         self.buffer = stats.buffer.copy(order="F")
         self.size = stats.dim
         self.mix = np.array((0.01, 0.1))
-        self.matrix = np.asfortranarray(stats.matrix(self.mix, 1e-4, 0))
+        self.matrix = np.asfortranarray(combined_matrix(stats, self.mix, 1e-4, 0))
         self.assembled = np.empty_like(self.matrix)
         self.inverse = run._solver.stale.inverse.copy(order="F")  # single where accurate
         self.scatter = np.asfortranarray(self.matrix.copy())
@@ -243,7 +244,7 @@ class _Kernels:
         self.steps = 0
         self.dtype = self.inverse.dtype
         # P^-1's symmetric product and rank-1 update, as the solver picks them by its dtype
-        self.product, self.update, _ = _solver._KERNELS[self.dtype.char]
+        self.product, self.update, _ = _stale._KERNELS[self.dtype.char]
 
     def _assemble(self):
         """M as the solver assembles it: its upper triangle in one compiled call where the

@@ -67,6 +67,8 @@ def narrow_step() -> list:
     from river import linear_model
     from scipy.linalg import lapack
 
+    from river_nrrls._systems import system
+
     model, rows, labels = _warmed(22, 1000, seed=22)
     solver, stats, x, y = model._solver, model._stats, rows[0], labels[0]
 
@@ -82,7 +84,7 @@ def narrow_step() -> list:
         lr.predict_one(x)
         lr.learn_one(x, y)
 
-    matrix, rhs = stats.system(np.array(((0.01, 0.1), (0.01, -0.1))), 1.0, 0)
+    matrix, rhs = system(stats, np.array(((0.01, 0.1), (0.01, -0.1))), 1.0, 0)
     matrix, rhs = np.array(matrix, order="F"), np.array(rhs, order="F")
     parts = {
         "solve of the weights (M, r, dposv)": lambda: solver.solve(stats),
@@ -133,20 +135,20 @@ def _prequential(model, rows, labels) -> tuple:
 
 
 def drift_threshold(thresholds=(0.01, 0.02, 0.05, 0.1), repeats: int = 3) -> list:
-    from river_nrrls import _solver
+    from river_nrrls import _stale
 
     model, rows, labels = _warmed(512, 1024, seed=512)
-    default = _solver.MAX_DRIFT
+    default = _stale.MAX_DRIFT
     best = {v: (float("inf"), None) for v in thresholds}
     try:
         for _ in range(repeats):
             for threshold in thresholds:  # thresholds take turns in every repeat
-                _solver.MAX_DRIFT = threshold
+                _stale.MAX_DRIFT = threshold
                 us, run = _prequential(model, rows, labels)
                 if us < best[threshold][0]:
                     best[threshold] = (us, run._solver.counters)
     finally:
-        _solver.MAX_DRIFT = default
+        _stale.MAX_DRIFT = default
     out = []
     for threshold, (us, counters) in best.items():
         iterations = counters["iterations"] / max(1, counters["stale"])
@@ -160,7 +162,7 @@ def drift_threshold(thresholds=(0.01, 0.02, 0.05, 0.1), repeats: int = 3) -> lis
 def precision_kernels(widths=(128, 160, 192, 224, 256, 512)) -> list:
     import numpy as np
 
-    from river_nrrls import _solver
+    from river_nrrls import _stale
 
     out = []
     with threadpool_limits(limits=1, user_api="blas"):
@@ -171,11 +173,11 @@ def precision_kernels(widths=(128, 160, 192, 224, 256, 512)) -> list:
             vector = rng.random(d)
             row = [d]
             for dtype in (np.float64, np.float32):
-                factor = _solver._StaleFactor(inverse.astype(dtype, order="F"), np.ones(2))
+                factor = _stale.StaleFactor(inverse.astype(dtype, order="F"), np.ones(2))
                 call = lambda f=factor, v=vector: f.apply(v, 0.5)  # noqa: E731
                 row.append(f"{_best_us(call, 2000):.1f}")
             for dtype in (np.float64, np.float32):
-                factor = _solver._StaleFactor(inverse.astype(dtype, order="F"), np.ones(2))
+                factor = _stale.StaleFactor(inverse.astype(dtype, order="F"), np.ones(2))
                 # a tiny mass: thousands of updates leave P^-1 about where it was
                 call = lambda f=factor, v=vector: f.append(v, 1e-12)  # noqa: E731
                 row.append(f"{_best_us(call, 2000):.1f}")
@@ -184,9 +186,9 @@ def precision_kernels(widths=(128, 160, 192, 224, 256, 512)) -> list:
 
 
 def precision_steps(widths=(256, 512), repeats: int = 3) -> list:
-    from river_nrrls import _solver
+    from river_nrrls import _stale
 
-    default = _solver.SINGLE_MIN_DIM
+    default = _stale.SINGLE_MIN_DIM
     out = []
     try:
         for d in widths:
@@ -194,7 +196,7 @@ def precision_steps(widths=(256, 512), repeats: int = 3) -> list:
             best = {}
             for _ in range(repeats):
                 for name, min_dim in (("double", 10**9), ("single allowed", default)):
-                    _solver.SINGLE_MIN_DIM = min_dim
+                    _stale.SINGLE_MIN_DIM = min_dim
                     us, run = _prequential(model, rows, labels)
                     if us < best.get(name, (float("inf"),))[0]:
                         best[name] = (us, run._solver.counters, run._solver.stale)
@@ -207,7 +209,7 @@ def precision_steps(widths=(256, 512), repeats: int = 3) -> list:
             row.append(f"{float(row[1]) / float(row[4]):.2f}x")
             out.append(row)
     finally:
-        _solver.SINGLE_MIN_DIM = default
+        _stale.SINGLE_MIN_DIM = default
     return out
 
 

@@ -99,8 +99,16 @@ from scipy.linalg import lapack
 
 from . import _native
 from ._checks import as_label
-from ._solver import PairSystem, Solver, pair_class_weights, solve_spd
+from ._direct import solve_spd
+from ._solver import Solver
 from ._stats import ClassStatistics, symmetrize_upper
+from ._systems import (
+    PairSystem,
+    mixing,
+    one_vs_rest_matrices,
+    pair_class_weights,
+    systems_share_matrix,
+)
 from ._threads import one_blas_thread
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
@@ -288,7 +296,7 @@ class NestedOrders:
         """The width from which a pipeline's solver may take its stale factor (shared system,
         or one per class: reweighted multiclass)."""
         solver = self.model._solver
-        if stats.systems_share_matrix(bool(self.model.reweight)):
+        if systems_share_matrix(stats.n_classes, bool(self.model.reweight)):
             return solver.stale_min_dim
         return solver.class_threshold()
 
@@ -373,10 +381,10 @@ class NestedOrders:
         view = self._views.get(q)
         if view is None:
             view = self._views[q] = ClassStatistics.__new__(ClassStatistics)
-        workspace = view.__dict__.get("_workspace")  # its own (it depends on the width)
+        workspace = view.__dict__.get("workspace")  # its own (it depends on the width)
         view.__dict__.update(self.model._stats.__dict__)
         view._dim = dim
-        view._workspace = workspace
+        view.workspace = workspace
         return view
 
     def _pair_system(self, stats: ClassStatistics) -> PairSystem | None:
@@ -421,7 +429,7 @@ class NestedOrders:
                 return
             rhs = stats.sums(first)[:width] @ mix.T  # r_k = sum_j mix[k, j] s^j
             self._solve_nested(assemble(), rhs, weights, sizes, 0, rebuild=assemble)
-        elif stats.systems_share_matrix(reweight):
+        elif systems_share_matrix(stats.n_classes, reweight):
             mix = self._mix(stats)
             # M = sum_j mix_j A^j over the block's columns (column-major), + b I
             capacity = stats.buffer.shape[0]
@@ -431,9 +439,9 @@ class NestedOrders:
             rhs = stats.sums(first)[:width] @ mix[1:].T  # r_k = sum_j mix[1 + k, j] s^j
             self._solve_nested(system, rhs, weights, sizes, 0)
         else:  # reweighted multiclass: every class's own M_k, each serving every order
-            matrix_mix, rhs_mix = stats.mixing(reweight, model.tau, model.eta)
+            matrix_mix, rhs_mix = mixing(stats, reweight, model.tau, model.eta)
             rhs = rhs_mix @ stats.sums(first)[:width].T  # r_k, one row per class
-            matrices = stats.one_vs_rest_matrices(matrix_mix, model.l2, first)
+            matrices = one_vs_rest_matrices(stats, matrix_mix, model.l2, first)
             for k, matrix in enumerate(matrices):
                 system = np.array(matrix[:width, :width], order="F")
                 self._solve_nested(system, rhs[k][:, None], weights, sizes, k)
@@ -444,12 +452,12 @@ class NestedOrders:
             pair, targets = self._pair_mix(stats)
             return np.vstack((pair, targets))
         model = self.model
-        matrix_mix, rhs_mix = stats.mixing(bool(model.reweight), model.tau, model.eta)
+        matrix_mix, rhs_mix = mixing(stats, bool(model.reweight), model.tau, model.eta)
         return np.vstack((matrix_mix[:1], rhs_mix))
 
     def _pair_mix(self, stats) -> tuple[tuple[float, float], np.ndarray]:
         """Two classes: (w_0, w_1) of M = w_0 A^0 + w_1 A^1 + b I, and r_0's and r_1's
-        coefficients (Python floats: stats.mixing's general C x C form costs several times
+        coefficients (Python floats: `mixing`'s general C x C form costs several times
         more)."""
         model = self.model
         w_0, w_1 = pair_class_weights(stats, bool(model.reweight))

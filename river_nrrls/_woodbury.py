@@ -30,6 +30,7 @@ import numpy as np
 
 from ._solver import SystemSolver
 from ._stats import ClassStatistics, symmetrize_upper
+from ._systems import assemble, right_hand_sides, systems_share_matrix
 
 __all__ = ["RecursiveInverse", "WoodburyAccuracyWarning", "grow_inverse", "RESIDUAL_TOLERANCE"]
 
@@ -83,13 +84,13 @@ class RecursiveInverse:
         """Create the systems of classes that were just added to ``stats`` (before they learn)."""
         if not self.inverses:
             self.inverses.append(np.eye(stats.dim - self.first) / self.l2)  # R_0^{-1} = I / b
-        if stats.systems_share_matrix(self.reweight):
+        if systems_share_matrix(stats.n_classes, self.reweight):
             return
         if len(self.inverses) == 1:
             # Until now two classes shared one matrix: class 1's system starts as class 0's.
             self.inverses.append(self.inverses[0].copy())
         for k in range(len(self.inverses), stats.n_classes):
-            matrix = stats.assemble(k, self.reweight, self.l2, self.first)
+            matrix = assemble(stats, k, self.reweight, self.l2, self.first)
             self.inverses.append(np.linalg.inv(symmetrize_upper(matrix)))
 
     def invalidate(self, stats: ClassStatistics) -> None:
@@ -102,9 +103,9 @@ class RecursiveInverse:
         self.inverses = []
         if stats.n_classes == 0:
             return
-        n_systems = 1 if stats.systems_share_matrix(self.reweight) else stats.n_classes
+        n_systems = 1 if systems_share_matrix(stats.n_classes, self.reweight) else stats.n_classes
         for k in range(n_systems):
-            matrix = stats.assemble(k, self.reweight, self.l2, self.first)
+            matrix = assemble(stats, k, self.reweight, self.l2, self.first)
             self.inverses.append(np.linalg.inv(symmetrize_upper(matrix)))
 
     def observe(
@@ -116,7 +117,7 @@ class RecursiveInverse:
         x = vector[first:]
         counts = stats.counts
         class_scatter = self._block(stats.data[:, :, c])  # A^c_{t-1}
-        shared = stats.systems_share_matrix(self.reweight)
+        shared = systems_share_matrix(stats.n_classes, self.reweight)
         for k, inverse in enumerate(self.inverses):
             if shared or k == c:
                 # The side that changes is class c: (A^c, n^c) -> (lambda A^c + w x x^T, ..).
@@ -154,7 +155,7 @@ class RecursiveInverse:
         solution = np.zeros((stats.n_classes, stats.dim))
         if stats.n_classes == 0:
             return solution
-        rhs = stats.right_hand_sides(self.reweight, tau, eta, self.first)  # z = z^- + z^+
+        rhs = right_hand_sides(stats, self.reweight, tau, eta, self.first)  # z = z^- + z^+
         if len(self.inverses) == 1:
             solution[:, self.first :] = rhs @ self.inverses[0]  # R^{-1} symmetric
         else:
@@ -180,9 +181,9 @@ class RecursiveInverse:
         worst = 0.0
         if stats.dim == self.first:  # no column at all: nothing to check
             return worst
-        n_systems = 1 if stats.systems_share_matrix(self.reweight) else stats.n_classes
+        n_systems = 1 if systems_share_matrix(stats.n_classes, self.reweight) else stats.n_classes
         for k in range(n_systems):
-            matrix = symmetrize_upper(stats.assemble(k, self.reweight, self.l2, self.first))
+            matrix = symmetrize_upper(assemble(stats, k, self.reweight, self.l2, self.first))
             matrix_norm = float(np.abs(matrix).sum(axis=1).max())
             rows = range(stats.n_classes) if n_systems == 1 else [k]
             with np.errstate(over="ignore", invalid="ignore"):

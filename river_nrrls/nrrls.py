@@ -31,8 +31,9 @@ from ._locking import OneCallAtATime
 from ._memory import SizeBudget, solver_nbytes
 from ._merging import Mergeable
 from ._parameters import LiveParameters
+from ._ranges import ColumnNamer, check_batch, check_merge, check_sample
 from ._solver import Solver, SystemSolver
-from ._stats import ClassStatistics, ColumnNamer
+from ._stats import ClassStatistics
 from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
 from ._woodbury import RecursiveInverse
 
@@ -329,7 +330,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             vector, new, support = self._index.dense_one(x, True, stats.sparse_updates)
             if weight == 0.0:
                 return
-            load = stats.check_sample(label, vector, weight, self._name_of(new))
+            load = check_sample(stats, label, vector, weight, self._name_of(new))
             if new or label not in stats.slot:
                 self._check_size(len(new), label not in stats.slot)
                 self._grow(new)
@@ -402,7 +403,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             # encode -> check -> update
             matrix, new = self._index.encode_many(X, grow=True)
             stats = self._stats
-            stats.check_batch(matrix, codes, labels, weights, self._name_of(new), X.index)
+            check_batch(stats, matrix, codes, labels, weights, self._name_of(new), X.index)
             new_classes = sum(label not in stats.slot for label in labels)
             if new or new_classes:
                 self._check_size(len(new), new_classes)
@@ -452,7 +453,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         new = [f for f in other._index.features if f not in self._index]
         position = {**self._index.position, **self._index.provisional(new)}
         columns = np.array([0] + [position[f] for f in other._index.features], dtype=np.intp)
-        self._stats.check_merge(other._stats, columns, self._name_of(new))
+        check_merge(self._stats, other._stats, columns, self._name_of(new))
         new_classes = sum(label not in self._stats.slot for label in other._stats.labels)
         if new or new_classes:
             self._check_size(len(new), new_classes, " (merging)")

@@ -42,8 +42,9 @@ from ._locking import OneCallAtATime
 from ._memory import SizeBudget
 from ._merging import Mergeable
 from ._parameters import LiveParameters
+from ._ranges import refuse_out_of_range
 from ._sqrt_factor import SquareRootFactor
-from ._stats import refuse_out_of_range, symmetrize_upper
+from ._stats import symmetrize_upper
 
 __all__ = ["RLSRegressor"]
 

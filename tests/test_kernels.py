@@ -853,13 +853,13 @@ def test_reweighted_multiclass_is_the_batch_ter_after_every_prefix(params):
 def _cg_problem(rng, d: int, dtype, drift: float):
     """M, a stale factor whose P^-1 is the inverse of M perturbed by ``drift`` (so that CG needs
     a few iterations), r (a strided column) and a warm start."""
-    from river_nrrls import _solver
+    from river_nrrls import _stale
 
     X = rng.normal(size=(3 * d, d))
     matrix = np.asfortranarray(X.T @ X / (3 * d) + 0.05 * np.eye(d))
     Y = X + drift * rng.normal(size=X.shape)
     older = Y.T @ Y / (3 * d) + 0.05 * np.eye(d)
-    stale = _solver._StaleFactor(np.asfortranarray(np.linalg.inv(older), dtype=dtype), np.ones(2))
+    stale = _stale.StaleFactor(np.asfortranarray(np.linalg.inv(older), dtype=dtype), np.ones(2))
     stale.scale = 1.1
     rhs = np.asfortranarray(rng.normal(size=(d, 2)))[:, 1]  # a column of an F array
     start = np.linalg.solve(matrix, rhs) + 0.01 * rng.normal(size=d)
@@ -875,15 +875,15 @@ def test_the_compiled_cg_is_the_python_cg_step_for_step(dtype, d, drift, scale, 
     """The same iterations, stopping test, refactor flag and answer (to rounding) as the Python
     iteration, in double and single precision, for right-hand sides of any scale (single
     precision's safe window of norms), with the GIL released from 128 columns."""
-    from river_nrrls import _solver
+    from river_nrrls import _stale
 
     rng = np.random.default_rng(d)
     matrix, stale, rhs, start, root = _cg_problem(rng, d, dtype, drift)
     rhs, start = rhs * scale, start * scale
     compiled_stale = copy.deepcopy(stale)
-    compiled = _solver._conjugate_gradients(matrix, rhs, start.copy(), compiled_stale, root)
+    compiled = _stale._conjugate_gradients(matrix, rhs, start.copy(), compiled_stale, root)
     monkeypatch.setattr(_native, "conjugate_gradients", None)
-    python = _solver._conjugate_gradients(matrix, rhs, start.copy(), stale, root)
+    python = _stale._conjugate_gradients(matrix, rhs, start.copy(), stale, root)
     assert compiled_stale.last_iterations == stale.last_iterations
     assert compiled_stale.refactor == stale.refactor
     if python is None:
@@ -896,18 +896,18 @@ def test_the_compiled_cg_is_the_python_cg_step_for_step(dtype, d, drift, scale, 
 
 @needs_kernels
 def test_the_compiled_cg_gives_up_as_the_python_one(monkeypatch):
-    from river_nrrls import _solver
+    from river_nrrls import _stale
 
     rng = np.random.default_rng(3)
     matrix, stale, rhs, start, root = _cg_problem(rng, 12, np.float64, 3.0)
-    monkeypatch.setattr(_solver, "MAX_ITERATIONS", 0)  # read at every call
-    assert _solver._conjugate_gradients(matrix, rhs, start.copy(), stale, root) is None
-    monkeypatch.setattr(_solver, "MAX_ITERATIONS", 8)
+    monkeypatch.setattr(_stale, "MAX_ITERATIONS", 0)  # read at every call
+    assert _stale._conjugate_gradients(matrix, rhs, start.copy(), stale, root) is None
+    monkeypatch.setattr(_stale, "MAX_ITERATIONS", 8)
     bad = rhs.copy()
     bad[3] = np.nan
     for dtype in (np.float64, np.float32):
         stale.inverse = stale.inverse.astype(dtype, order="F")
-        assert _solver._conjugate_gradients(matrix, bad, start.copy(), stale, root) is None
+        assert _stale._conjugate_gradients(matrix, bad, start.copy(), stale, root) is None
 
 
 @needs_kernels
@@ -948,7 +948,7 @@ def test_the_compiled_cg_reads_a_leading_block_in_place(dtype):
     """M given as the leading block of a wider Fortran array (its columns further apart than
     its height, as `PolynomialOrderSelector` passes every order's M): the same answer as from
     a contiguous copy."""
-    from river_nrrls import _solver
+    from river_nrrls import _stale
 
     rng = np.random.default_rng(8)
     matrix, stale, rhs, start, root = _cg_problem(rng, 30, dtype, 0.05)
@@ -957,8 +957,8 @@ def test_the_compiled_cg_reads_a_leading_block_in_place(dtype):
     block = wider[:30, :30]
     assert not block.flags.f_contiguous and block.strides[0] == 8
     copied = copy.deepcopy(stale)
-    from_block = _solver._conjugate_gradients(block, rhs, start.copy(), stale)  # D computed
-    from_copy = _solver._conjugate_gradients(matrix, rhs, start.copy(), copied, root)
+    from_block = _stale._conjugate_gradients(block, rhs, start.copy(), stale)  # D computed
+    from_copy = _stale._conjugate_gradients(matrix, rhs, start.copy(), copied, root)
     assert stale.last_iterations == copied.last_iterations > 0
     np.testing.assert_allclose(from_block, from_copy, rtol=1e-13, atol=1e-15)
     # a row-major block (rows contiguous) is refused by the kernel, and left to the Python CG
@@ -989,7 +989,7 @@ def test_the_compiled_stale_update_is_the_python_one(dtype, rtol, d, monkeypatch
     """P^-1 after a sample's Sherman-Morrison update, compiled and in Python, for samples of
     every scale (single precision's safe window of norms), strided, zero and non-finite ones,
     and a P^-1 that lost its positive definiteness (refused, left as it was)."""
-    from river_nrrls import _solver
+    from river_nrrls import _stale
 
     rng = np.random.default_rng(d)
     X = rng.normal(size=(3 * d, d))
@@ -1006,10 +1006,10 @@ def test_the_compiled_stale_update_is_the_python_one(dtype, rtol, d, monkeypatch
     lost = np.asfortranarray(-np.eye(d), dtype=dtype)  # c = 1/f + x^T P^-1 x <= 0
     assert _native.stale_append(lost, np.ones(d), 1.0, 1e-20, 1e20) == 0
     np.testing.assert_array_equal(lost, -np.eye(d))
-    compiled = _solver._StaleFactor(start.copy(order="F"), np.ones(2))
+    compiled = _stale.StaleFactor(start.copy(order="F"), np.ones(2))
     results = [compiled.append(vector, frozen) for vector, frozen in cases]
     monkeypatch.setattr(_native, "stale_append", None)
-    python = _solver._StaleFactor(start.copy(order="F"), np.ones(2))
+    python = _stale.StaleFactor(start.copy(order="F"), np.ones(2))
     assert results == [python.append(vector, frozen) for vector, frozen in cases]
     assert results == [True, True, True, True, True, False]
     assert compiled.updates == python.updates == 5

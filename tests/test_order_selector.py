@@ -23,7 +23,7 @@ import pytest
 from kernel_paths import needs_kernels
 from river import linear_model, metrics
 
-from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, _solver, datasets
+from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, _systems, datasets
 from river_nrrls._stats import symmetrize_upper as symmetrize
 from river_nrrls.model_selection import _score_values
 
@@ -601,7 +601,7 @@ def test_a_failed_in_place_factorisation_falls_back_on_a_new_system(monkeypatch)
         stats, first = self.model._stats, self.first
         if stats.n_classes != 2:  # (one class: the shared-matrix path, not in place)
             return fallbacks(self, system, factor, info, rhs, weights, sizes, first_class)
-        w_0, w_1 = _solver.pair_class_weights(stats, True)
+        w_0, w_1 = _systems.pair_class_weights(stats, True)
         end = first + len(system)
         expected = sum(
             weight * symmetrize(stats.data[first:end, first:end, c])

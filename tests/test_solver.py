@@ -19,7 +19,7 @@ from kernel_paths import kernel_path  # noqa: F401  (a fixture)
 from reference import TERReference, assert_model_matches, model_matrix, relative_error
 from river import base
 
-from river_nrrls import NRRLS, _native, _solver, _threads
+from river_nrrls import NRRLS, _native, _solver, _stale, _systems, _threads
 
 RTOL = 1e-9
 
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.usefixtures("kernel_path")
 def precision(request, monkeypatch):
     """Every test runs with P^-1 in double precision (the default below ``SINGLE_MIN_DIM``
     columns) and again with single precision allowed at every width (where accurate)."""
-    monkeypatch.setattr(_solver, "SINGLE_MIN_DIM", 10**9 if request.param == "double" else 1)
+    monkeypatch.setattr(_stale, "SINGLE_MIN_DIM", 10**9 if request.param == "double" else 1)
     return request.param
 
 
@@ -103,7 +103,7 @@ class _CallerAssembles(_solver.SystemSolver):
     def solve(self, stats, given=None):
         if len(stats.labels) != 2:
             return super().solve(stats, given)
-        w_0, w_1 = _solver.pair_class_weights(stats, self.reweight)
+        w_0, w_1 = _systems.pair_class_weights(stats, self.reweight)
         target_pos, target_rest = self.tau + self.eta, self.tau - self.eta
         # row 0: M's coefficients; then r_0's and r_1's (r_0's alone when tau = 0)
         mix = np.array(
@@ -115,7 +115,7 @@ class _CallerAssembles(_solver.SystemSolver):
         )
         if self.tau == 0.0:
             mix = mix[:2]
-        matrix, rhs = stats.system(mix, self.l2, self.first)
+        matrix, rhs = _systems.system(stats, mix, self.l2, self.first)
         columns = self.stale_pair_columns(stats.dim, (w_0, w_1), matrix, rhs)
         if columns is None:
             return super().solve(stats, given)
@@ -351,7 +351,7 @@ def test_pickle_copy_and_clone_in_the_middle_of_a_stale_factor_run():
 
 
 def test_the_automatic_choice_takes_the_stale_factor_on_wide_streams():
-    d = _solver.STALE_MIN_DIM + 10
+    d = _stale.STALE_MIN_DIM + 10
     rows, labels = _stream(120, d, seed=9)
     model = NRRLS()
     # The first prefixes have n << d: a direct solve is only good to about cond(M) eps there.
@@ -364,11 +364,11 @@ def test_the_automatic_choice_takes_the_stale_factor_on_wide_streams():
 def test_a_wide_stream_with_a_single_precision_preconditioner_is_the_batch_ter(precision):
     """At a width where the default keeps P^-1 in single precision (if accurate), every prefix
     after the first is the batch TER to 1e-9."""
-    d = max(_solver.STALE_MIN_DIM, 200)
+    d = max(_stale.STALE_MIN_DIM, 200)
     rows, labels = _stream(d + 60, d, seed=33)
     model = NRRLS()
     _prequential_matches(model, rows, labels, {}, start=d)
-    single = precision == "single" or d >= _solver.SINGLE_MIN_DIM
+    single = precision == "single" or d >= _stale.SINGLE_MIN_DIM
     expected = np.float32 if single else np.float64
     assert model._solver.stale is not None and model._solver.stale.inverse.dtype == expected
 
@@ -397,7 +397,7 @@ def test_woodbury_solver_is_untouched_by_the_solver_strategy():
 
 def test_cg_falls_back_to_a_direct_solve_when_it_does_not_converge(monkeypatch):
     rows, labels = _stream(80, 10, seed=11)
-    monkeypatch.setattr(_solver, "MAX_ITERATIONS", 0)  # CG gives up at once
+    monkeypatch.setattr(_stale, "MAX_ITERATIONS", 0)  # CG gives up at once
     model = _forced()
     _prequential_matches(model, rows, labels, {})
     assert model._solver.counters["stale"] == 0 and model._solver.counters["refactor"] > 0
@@ -424,7 +424,7 @@ def test_a_wide_solve_restores_the_callers_blas_threading():
     setter, found by river_nrrls._threads) and gives the caller its own setting back. (With
     another BLAS there is no setter and nothing to restore; the wheels this project tests with
     bundle OpenBLAS.)"""
-    rows, labels = _stream(30, _solver.ONE_THREAD_MIN_DIM + 5, seed=12)
+    rows, labels = _stream(30, _threads.ONE_THREAD_MIN_DIM + 5, seed=12)
     model = NRRLS()
     for x, y in zip(rows, labels):
         model.learn_one(x, y)
@@ -443,7 +443,7 @@ def test_the_update_limit_refreshes_the_factor_and_stays_exact(params, monkeypat
     """A small queue (4 samples) makes the limit of rank-1 updates of P^-1 (``UPDATE_LIMIT``
     queues, 20 samples) bind many times: every factor serves at most that many samples, and
     every answer is still the batch TER."""
-    monkeypatch.setattr(_solver, "QUEUE_CAPACITY", 4)
+    monkeypatch.setattr(_stale, "QUEUE_CAPACITY", 4)
     rows, labels = _stream(260, 12, seed=13)
     rng = np.random.default_rng(14)
     weights = rng.choice([0.5, 1.0, 2.0], size=len(rows)).tolist()
@@ -455,7 +455,7 @@ def test_the_update_limit_refreshes_the_factor_and_stays_exact(params, monkeypat
         model.learn_one(x, y, w=w)
         if solver.stale is not None:
             most = max(most, solver.stale.updates)
-    limit = _solver.UPDATE_LIMIT * 4
+    limit = _stale.UPDATE_LIMIT * 4
     assert 0 < most <= limit
     counters = solver.counters
     assert counters["stale"] > 0
@@ -475,7 +475,7 @@ def test_sherman_morrison_updates_keep_the_inverse_of_the_preconditioner(dtype, 
     X = rng.normal(size=(30, d))
     base_matrix = X.T @ X / 30 + 0.1 * np.eye(d)
     start = np.asfortranarray(np.linalg.inv(base_matrix), dtype=dtype)
-    factor = _solver._StaleFactor(start, np.ones(2))
+    factor = _stale.StaleFactor(start, np.ones(2))
     expected = base_matrix.copy()
     for _ in range(12):
         x, frozen = rng.normal(size=d), float(rng.uniform(0.01, 2.0))
@@ -490,7 +490,7 @@ def test_sherman_morrison_updates_keep_the_inverse_of_the_preconditioner(dtype, 
     np.testing.assert_allclose(applied, 0.5 * np.linalg.solve(expected, vector), rtol=rtol)
     assert factor.updates == 12
     # P^-1 that lost its positive definiteness (rounding, simulated): c = 1/f + x^T P^-1 x <= 0
-    lost = _solver._StaleFactor(np.asfortranarray(-np.eye(d)), np.ones(2))
+    lost = _stale.StaleFactor(np.asfortranarray(-np.eye(d)), np.ones(2))
     x = np.full(d, 1.0)  # x^T P^-1 x = -9, 1/f = 1
     assert not lost.append(x, 1.0)
     np.testing.assert_array_equal(lost.inverse, -np.eye(d))
@@ -507,7 +507,7 @@ def test_the_preconditioner_kernels_do_not_depend_on_the_scale_of_the_vectors(dt
     d = 7
     X = rng.normal(size=(20, d))
     start = np.asfortranarray(np.linalg.inv(X.T @ X / 20 + 0.1 * np.eye(d)), dtype=dtype)
-    factor = _solver._StaleFactor(start.copy(order="F"), np.ones(2))
+    factor = _stale.StaleFactor(start.copy(order="F"), np.ones(2))
     vector = rng.normal(size=d)
     reference = factor.apply(vector, 0.5)
     for scale in (1e-50, 1e100):
@@ -528,7 +528,7 @@ def test_single_precision_inverse_only_where_it_is_accurate():
     for spread, expected in ((1e2, np.float32), (1e11, np.float64)):
         matrix = (basis * np.geomspace(1.0, 1.0 / spread, d)) @ basis.T
         inverse = np.asfortranarray(np.linalg.inv(matrix))
-        chosen = _solver._single_if_accurate(inverse, np.asfortranarray(np.triu(matrix)))
+        chosen = _stale._single_if_accurate(inverse, np.asfortranarray(np.triu(matrix)))
         assert chosen.dtype == expected, spread
         if expected is np.float64:
             assert chosen is inverse  # untouched
@@ -541,13 +541,13 @@ def test_both_precisions_of_the_preconditioner_give_the_batch_ter(precision, mon
     precision and an ill-conditioned one (rank 3 plus 1e-4 noise, l2 = 1e-8) in double; below
     ``SINGLE_MIN_DIM`` it is always double. Every prefix is the batch TER either way."""
     dtypes = []
-    build = _solver._StaleFactor.__init__
+    build = _stale.StaleFactor.__init__
 
     def spy(self, inverse, coefficients):
         dtypes.append(inverse.dtype)
         build(self, inverse, coefficients)
 
-    monkeypatch.setattr(_solver._StaleFactor, "__init__", spy)
+    monkeypatch.setattr(_stale.StaleFactor, "__init__", spy)
     rows, labels = _stream(150, 14, seed=31)
     _prequential_matches(_forced(), rows, labels, {})
     single = np.dtype(np.float32 if precision == "single" else np.float64)
@@ -572,7 +572,7 @@ def test_both_precisions_of_the_preconditioner_give_the_batch_ter(precision, mon
     ]
     assert errors[0] <= max(RTOL, 2 * errors[1]), errors
     # a tolerance no single copy meets: double precision, the batch TER as well
-    monkeypatch.setattr(_solver, "SINGLE_TOLERANCE", -1.0)
+    monkeypatch.setattr(_stale, "SINGLE_TOLERANCE", -1.0)
     dtypes.clear()
     _prequential_matches(_forced(), rows, labels, {})
     assert dtypes and set(dtypes) == {np.dtype(np.float64)}
@@ -589,7 +589,7 @@ def test_a_factor_pickled_in_the_block_form_is_refreshed_and_stays_exact():
     state = model._solver.stale.__dict__.copy()
     del state["updates"]
     state.update(block=np.zeros((12, 48), order="F"), size=3, folds=0)
-    old = object.__new__(_solver._StaleFactor)
+    old = object.__new__(_stale.StaleFactor)
     old.__setstate__(state)
     model._solver.stale = pickle.loads(pickle.dumps(old))
     refactors = model._solver.counters["refactor"]
@@ -598,6 +598,28 @@ def test_a_factor_pickled_in_the_block_form_is_refreshed_and_stays_exact():
         model.learn_one(x, y)
     assert model._solver.counters["refactor"] > refactors
     assert_model_matches(model, TERReference(rows, labels), rows[-5:], RTOL)
+
+
+def test_a_model_pickled_when_the_factor_lived_in_the_solver_module_loads():
+    """Models pickled before ``_stale.py`` name the factor's class
+    ``river_nrrls._solver._StaleFactor`` (and the statistics' workspace ``_workspace``): they
+    load, and go on exactly as the model they were."""
+    rows, labels = _stream(120, 12, seed=23)
+    model = _forced()
+    _predict_and_learn(model, rows[:60], labels[:60])
+    assert model._solver.stale is not None
+    text = pickle.dumps(model, protocol=0)  # names as text: the older module path written in
+    assert text.count(b"criver_nrrls._stale\nStaleFactor\n") == 1
+    older = text.replace(
+        b"criver_nrrls._stale\nStaleFactor\n", b"criver_nrrls._solver\n_StaleFactor\n"
+    ).replace(b"Vworkspace\n", b"V_workspace\n")
+    assert older != text
+    loaded = pickle.loads(older)
+    assert isinstance(loaded._solver.stale, _stale.StaleFactor)
+    _predict_and_learn(model, rows[60:], labels[60:])
+    _predict_and_learn(loaded, rows[60:], labels[60:])
+    for x in rows[-5:]:
+        assert loaded.predict_proba_one(x) == model.predict_proba_one(x)
 
 
 def test_common_shrinkage_of_the_class_weights_is_no_drift():
@@ -610,7 +632,7 @@ def test_common_shrinkage_of_the_class_weights_is_no_drift():
         model.predict_one(x)
         model.learn_one(x, y)
     stale = model._solver.stale
-    assert stale is not None and _solver.MIN_SCALE <= stale.scale < 1.0
+    assert stale is not None and _stale.MIN_SCALE <= stale.scale < 1.0
     counters = model._solver.counters
     # With balanced classes the spread stays small: far fewer factorisations than steps.
     assert counters["refactor"] < counters["stale"] / 5
@@ -674,7 +696,7 @@ def test_a_model_that_predicts_once_after_each_change_never_builds_the_factor():
     """The stale factor is built at the second solve that follows a change the block cannot
     follow: a copy that predicts once (a block-prequential scorer) and ``learn_many`` batches
     between predictions get plain direct solves, exact, and no factor."""
-    d = _solver.STALE_MIN_DIM + 5
+    d = _stale.STALE_MIN_DIM + 5
     rows, labels = _stream(200, d, seed=18)
     model = NRRLS()
     for x, y in zip(rows[:100], labels[:100]):
@@ -785,12 +807,12 @@ def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precisio
     its factor; narrower, the batched path."""
     threshold = NRRLS()._solver.class_threshold()
     expected_threshold = (
-        _solver.CLASS_STALE_MIN_DIM
+        _stale.CLASS_STALE_MIN_DIM
         if _native.each_weights is None
-        else _solver.COMPILED_CLASS_STALE_MIN_DIM
+        else _stale.COMPILED_CLASS_STALE_MIN_DIM
     )
     assert threshold == expected_threshold
-    assert _solver.CLASS_STALE_MIN_DIM + 6 < _solver.STALE_MIN_DIM
+    assert _stale.CLASS_STALE_MIN_DIM + 6 < _stale.STALE_MIN_DIM
     d = threshold + 6 if precision == "double" else max(200, threshold + 6)
     rows, labels = _multiclass_stream(d + 40, d, seed=44, n_classes=3)
     model = NRRLS()
@@ -799,7 +821,7 @@ def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precisio
     assert factors is not None and len(factors) == 3
     expected = np.float32 if precision == "single" else np.float64
     assert {factor.inverse.dtype for factor in factors} == {np.dtype(expected)}
-    narrow = min(threshold, _solver.STALE_MIN_DIM) - 4  # (the first samples may be two classes)
+    narrow = min(threshold, _stale.STALE_MIN_DIM) - 4  # (the first samples may be two classes)
     rows, labels = _multiclass_stream(narrow + 40, narrow, seed=47, n_classes=3)
     model = NRRLS()
     _prequential_matches(model, rows, labels, {}, start=narrow)
@@ -825,9 +847,9 @@ def test_one_vs_rest_matrices_are_the_class_combinations_without_cancellation(fi
         scale = 10.0 if label == 0 else 1e-3
         X = np.hstack([np.ones((4, 1)), scale * rng.normal(size=(4, d))])
         stats.update_many(label, X, np.full(4, mass / 4))
-    matrix_mix, _ = stats.mixing(True, 0.0, 1.0)
+    matrix_mix, _ = _systems.mixing(stats, True, 0.0, 1.0)
     scatters = [symmetrize_upper(stats.scatter(c))[first:, first:] for c in range(4)]
-    matrices = list(stats.one_vs_rest_matrices(matrix_mix, 0.5, first))
+    matrices = list(_systems.one_vs_rest_matrices(stats, matrix_mix, 0.5, first))
     assert len(matrices) == 4
     for k, matrix in enumerate(matrices):
         expected = sum(matrix_mix[k, j] * scatters[j] for j in range(4)) + 0.5 * np.eye(

@@ -10,7 +10,7 @@ from river import base, utils
 from .._checks import check_bool, check_label, check_real
 from .._index import FeatureIndex
 from .._parameters import LiveParameters
-from .._solver import inverse_step
+from .._stale import inverse_step
 from .._woodbury import grow_inverse
 
 __all__ = ["OneVsRestLeastSquares", "grow_inverse", "inverse_step"]  # the shared step
