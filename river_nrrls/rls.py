@@ -29,7 +29,6 @@ from scipy.linalg import blas
 
 from ._checks import (
     STATISTICS_LIMIT,
-    VALUE_LIMIT,
     check_bool,
     check_paired,
     check_real,
@@ -42,7 +41,7 @@ from ._locking import OneCallAtATime
 from ._memory import SizeBudget
 from ._merging import Mergeable
 from ._parameters import LiveParameters
-from ._ranges import refuse_out_of_range
+from ._ranges import ColumnNamer, check_totals, refuse_large_values
 from ._sqrt_factor import SquareRootFactor
 from ._stats import symmetrize_upper
 
@@ -327,14 +326,24 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             return "the target y"
         return f"feature {self._index.feature_at(column, new)!r}"
 
-    def _refuse_out_of_range(self, totals: np.ndarray, new: list, where: str = "") -> None:
-        refuse_out_of_range(totals, lambda column: self._column_name(column, new), where)
+    def _namer(self, new: list) -> ColumnNamer:
+        """`_column_name` for the shared range checks (`river_nrrls._ranges`)."""
+        return lambda column: self._column_name(column, new)
 
-    def _true_diagonal(self, decay: float = 1.0) -> np.ndarray:
-        """The true (decayed) diagonal of the scatter of [1, x, y], times ``decay``."""
-        return np.diagonal(self._scatter) * (decay / self._scale)
+    def _true_diagonal(self, decay: float = 1.0, width: int | None = None) -> np.ndarray:
+        """The true diagonal of the scatter of [1, x, y] times ``decay``; over ``width``
+        columns, those of features not committed yet (zero) come before y's."""
+        diagonal = np.diagonal(self._scatter) * (decay / self._scale)
+        if width is None or width == len(diagonal):
+            return diagonal
+        spread = np.zeros(width)
+        spread[: len(diagonal) - 1] = diagonal[:-1]
+        spread[-1] = diagonal[-1]
+        return spread
 
-    def _check_one_in_range(self, vector, target: float, weight: float, new: list):
+    def _check_one_in_range(
+        self, vector: np.ndarray, target: float, weight: float, new: list
+    ) -> float | None:
         """Refuse a sample that would take the mass or a sum of squares beyond the limit;
         returns the new bound of the diagonal (None: recompute it at the next sample)."""
         bound = self._bound
@@ -344,15 +353,28 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             grown = (blas.ddot(vector, vector) + target * target) * weight + bound
         if grown <= STATISTICS_LIMIT:
             return grown
+        # diag after the sample: lambda diag + w [1, x, y]^2
         with np.errstate(over="ignore"):
             totals = np.append(np.square(vector), target * target) * weight
-            size = self._scatter.shape[0] - 1
-            diagonal = self._true_diagonal(self._forgetting)
-            totals[:size] += diagonal[:size]
-            totals[-1] += diagonal[-1]
-        if not totals.max() <= STATISTICS_LIMIT:
-            self._refuse_out_of_range(totals, new)
+        check_totals(totals, self._true_diagonal(self._forgetting, len(totals)), self._namer(new))
         return None  # recomputed exactly at the next sample
+
+    def _check_many_in_range(
+        self, matrix: np.ndarray, targets: np.ndarray, weights: np.ndarray, new: list, rows
+    ) -> None:
+        """`_check_one_in_range` for a mini-batch (rows labelled by the index ``rows``), and
+        no value beyond `VALUE_LIMIT`."""
+        if len(targets) == 0:
+            return
+        augmented = np.column_stack((matrix, targets))
+        namer = self._namer(new)
+        refuse_large_values(augmented, namer, rows)
+        # diag after the batch: lambda^n diag + sum_j w_j lambda^(n-1-j) [1, x_j, y_j]^2
+        n_rows = len(targets)
+        masses = weights * self._forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            totals = masses @ (augmented * augmented)
+        check_totals(totals, self._true_diagonal(self._forgetting**n_rows, len(totals)), namer)
 
     # ------------------------------------------------------------------ learning
 
@@ -488,30 +510,6 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             )
         return targets
 
-    def _check_many_in_range(self, matrix, targets, weights, new: list, rows) -> None:
-        if matrix.size == 0 and len(targets) == 0:
-            return
-        augmented = np.column_stack((matrix, targets))
-        magnitudes = np.abs(augmented)
-        if magnitudes.size and magnitudes.max() > VALUE_LIMIT:
-            first_bad = int(np.argmax(magnitudes > VALUE_LIMIT))
-            row, column = np.unravel_index(first_bad, augmented.shape)
-            self._refuse_out_of_range(
-                np.where(np.arange(augmented.shape[1]) == column, np.inf, 0.0),
-                new,
-                f" (row {row_name(rows, int(row))!r})",
-            )
-        n_rows = len(targets)
-        masses = weights * self._forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
-        with np.errstate(over="ignore", invalid="ignore"):
-            totals = masses @ (augmented * augmented)
-            diagonal = self._true_diagonal(self._forgetting**n_rows)
-            size = len(diagonal) - 1
-            totals[:size] += diagonal[:size]
-            totals[-1] += diagonal[-1]
-        if not totals.max() <= STATISTICS_LIMIT:
-            self._refuse_out_of_range(totals, new)
-
     # -------------------------------------------------------------------- merging
 
     # What must be equal for a merge (`Mergeable`)
@@ -543,9 +541,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         if other._index.features:
             self._check_size(len([f for f in other._index.features if f not in self._index]))
         scatter, new = self._merged_scatter(other)
-        totals = np.diagonal(scatter)
-        if not totals.max() <= STATISTICS_LIMIT:
-            self._refuse_out_of_range(totals, new, " (in the merged model)")
+        check_totals(np.diagonal(scatter), None, self._namer(new), " (in the merged model)")
         self._grow(new)
         self._scatter = scatter
         self._arrivals += other._arrivals
