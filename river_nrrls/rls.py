@@ -465,24 +465,30 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             return
         self._y_name = getattr(y, "name", None)  # river names predict_many's Series after y
         augmented = np.column_stack((matrix, targets))
-        forgetting = self._forgetting
-        if forgetting == 1.0:
+        if self._forgetting == 1.0:
             self._add_block(augmented, weights)
-        elif 1.0 / forgetting > _RESCALE_AT:  # every arrival rescales, as in learn_one
-            for row, weight in zip(augmented, weights):
-                self._rescale(self._scale / forgetting)
-                self._add_block(row[None, :], np.array([weight]))
         else:
-            self._rescale(self._scale)  # sigma = 1, then chunks that stay below _RESCALE_AT
-            chunk = int(math.log(_RESCALE_AT) / -math.log(forgetting))
-            for start in range(0, len(targets), chunk):
-                rows = augmented[start : start + chunk]
-                growth = np.float_power(forgetting, -np.arange(1, len(rows) + 1, dtype=float))
-                self._add_block(rows, weights[start : start + chunk] * growth)
-                self._rescale(growth[-1])
+            self._add_forgetting(augmented, weights)
         self._arrivals += len(targets)
         self._bound = None
         self._solve()
+
+    def _add_forgetting(self, augmented: np.ndarray, weights: np.ndarray) -> None:
+        """`_add_block` of rows arriving one after the other under forgetting: row j of a
+        chunk gets the mass w_j sigma_j, sigma growing by 1 / lambda a row, as in learn_one."""
+        forgetting = self._forgetting
+        if 1.0 / forgetting > _RESCALE_AT:  # every arrival rescales, as in learn_one
+            for row, weight in zip(augmented, weights):
+                self._rescale(self._scale / forgetting)
+                self._add_block(row[None, :], np.array([weight]))
+            return
+        self._rescale(self._scale)  # sigma = 1, then chunks that stay below _RESCALE_AT
+        chunk = int(math.log(_RESCALE_AT) / -math.log(forgetting))
+        for start in range(0, len(augmented), chunk):
+            rows = augmented[start : start + chunk]
+            growth = np.float_power(forgetting, -np.arange(1, len(rows) + 1, dtype=float))
+            self._add_block(rows, weights[start : start + chunk] * growth)
+            self._rescale(growth[-1])
 
     def _add_block(self, augmented: np.ndarray, masses: np.ndarray) -> None:
         """Add rows of [1, x, y] with the stored-scale masses: scatter and blocked QR."""
