@@ -1,9 +1,23 @@
-"""RLS: exact online ridge regression (recursive least squares) with a square-root factor."""
+"""RLSRegressor: exact online ridge regression (recursive least squares), the river-facing class.
+
+It owns what the regression means: the weighted scatter of ``[1, x, y]`` (``y`` last, columns
+in the order of its `FeatureIndex`), its ridge term l2_t, its forgetting and its merging. A
+sample goes: validation -> range check -> update of the scatter and of its square-root factor
+-> weights. The factor R (R^T R the regularised scatter, updated by QR, with its triangular
+solve) is `river_nrrls._sqrt_factor`'s; the range invariant and its error messages are shared
+with the classifiers' statistics (`refuse_out_of_range`).
+
+Forgetting here is not `ClassStatistics`' algorithm. There, every arrival multiplies the past
+statistics by lambda (an O(d^2) pass over a scatter that is updated anyway). Here the stored
+scatter and R are the true ones times a scale sigma that grows by 1 / lambda at every arrival,
+a new sample entering with the mass w sigma, so that an arrival costs no pass over R; they are
+divided back by sigma (an exact common factor) before it passes ``_RESCALE_AT``.
+
+"""
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import math
 import sys
 import typing
@@ -11,12 +25,10 @@ import typing
 import numpy as np
 import pandas as pd
 from river import base, proba
-from scipy import linalg
-from scipy.linalg import blas, lapack
+from scipy.linalg import blas
 
 from ._checks import (
     STATISTICS_LIMIT,
-    VALUE_LIMIT,
     check_bool,
     check_paired,
     check_real,
@@ -29,7 +41,9 @@ from ._locking import OneCallAtATime
 from ._memory import SizeBudget
 from ._merging import Mergeable
 from ._parameters import LiveParameters
-from ._ranges import refuse_out_of_range
+from ._ranges import ColumnNamer, check_totals, refuse_large_values
+from ._sqrt_factor import SquareRootFactor
+from ._stats import symmetrize_upper
 from ._validation import validate_one
 
 __all__ = ["RLSRegressor"]
@@ -41,40 +55,6 @@ _MAX_FLOAT = sys.float_info.max
 # factor: the weights do not depend on it) before _scale would exceed this; STATISTICS_LIMIT
 # times it stays below the float overflow.
 _RESCALE_AT = 1e4
-# From this many regression columns on, learn_one delays the QR update of the factor: the rows
-# wait (at most _PENDING_ROWS of them) and the weights are corrected for them exactly (see
-# `_PendingRows`); one blocked QR then adds them all. Below it, one QR per row is cheaper.
-_DELAYED_MIN_DIM = 48
-_PENDING_ROWS = 32
-_PIVOT_SPREAD = 1e3  # largest ratio of R11's pivots for delayed updates (see _start_pending)
-
-
-@dataclasses.dataclass(slots=True)
-class _PendingRows:
-    """Rows learnt but not yet in the factor R, and what the exact weights need of them.
-
-    With V the pending rows sqrt(m) [x, y] (x part V_x, y part v), the system is
-    M = R11^T R11 + V_x^T V_x and b = R11^T z + V_x^T v. With U = R11^{-T} V_x^T (one
-    triangular solve per row) and G = I + U^T U (k x k, eigenvalues >= 1: well conditioned),
-
-        w = M^{-1} b = R11^{-1} (c - U G^{-1} U^T c),    c = z + U v
-
-    (Woodbury), so a row costs two triangular solves and O(d k) work, and every
-    ``_PENDING_ROWS`` rows one blocked QR (LAPACK dtpqrt, level 3) adds them to R.
-    """
-
-    rows: np.ndarray  # (K, n): sqrt(m) [x, y] of the pending rows
-    directions: np.ndarray  # U, (d, K), Fortran
-    gram: np.ndarray  # lower Cholesky factor of G = I + U^T U, (K, K), Fortran
-    combined: np.ndarray  # c = z + U v, (d,)
-    count: int = 0
-
-
-def _add_rows(factor: np.ndarray, rows: np.ndarray) -> None:
-    """R^T R += B^T B in place: the blocked QR of [R; B] (LAPACK dtpqrt, Householder)."""
-    block = np.asfortranarray(rows)
-    block_size = max(1, min(32, len(block), block.shape[1]))
-    lapack.dtpqrt(0, block_size, factor, block, 1, 1)  # (l, nb, a, b, overwrite_a, overwrite_b)
 
 
 def _check_target(y: typing.Any, where: str = "") -> float:
@@ -250,9 +230,9 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         self._penalty_scale = 1.0  # the ridge term in the stored scale is l2 * _penalty_scale
         self._arrivals = 0
         self._bound: float | None = 0.0  # >= every true diagonal entry of the scatter
-        self._factor = self._factor_from_scatter()
-        self._pending: _PendingRows | None = None  # rows not in the factor yet (wide models)
-        self._solution = np.zeros(self._factor.shape[0] - 1)  # weights of columns first:
+        # R with R^T R = the regularised scatter of the columns first: (`_regularised_scatter`)
+        self._factor = SquareRootFactor.of(self._regularised_scatter())
+        self._solution = np.zeros(self._factor.columns)  # w = R11^{-1} z, columns first:
 
     @classmethod
     def _unit_test_params(cls):
@@ -271,7 +251,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         self._bound = None
         self._refactor()
 
-    # ----------------------------------------------------------------- the factor
+    # ---------------------------------------------------- the scatter and its factor
 
     @property
     def _penalty(self) -> float:
@@ -285,123 +265,30 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             mask[0] = False
         return mask
 
-    def _factor_from_scatter(self) -> np.ndarray:
-        """R with R^T R = the regularised scatter of [x, 1, y] (columns first:), from scratch."""
-        first = self._first
-        augmented = self._scatter[first:, first:]
-        augmented = np.triu(augmented) + np.triu(augmented, 1).T
-        size = augmented.shape[0] - 1
-        augmented[np.arange(size), np.arange(size)] += self._penalty * self._penalised(size)
-        try:
-            upper = linalg.cholesky(augmented, lower=False, check_finite=False)
-            if np.isfinite(upper).all():
-                return np.asfortranarray(upper)
-        except linalg.LinAlgError:
-            pass
-        # Semi-definite (a perfect fit, or no sample yet): a square root of the PSD matrix.
-        values, vectors = np.linalg.eigh(augmented)
-        root = np.sqrt(np.clip(values, 0.0, None))[:, None] * vectors.T
-        return np.asfortranarray(linalg.qr(root, mode="r", check_finite=False)[0])
+    def _regularised_scatter(self) -> np.ndarray:
+        """The matrix R^T R equals: the scatter of the regression columns and y (first:)
+        plus l2_t J, J the identity on the penalised columns (the stored scale)."""
+        regularised = symmetrize_upper(self._scatter[self._first :, self._first :])
+        size = regularised.shape[0] - 1
+        regularised[np.arange(size), np.arange(size)] += self._penalty * self._penalised(size)
+        return regularised
 
     def _refactor(self) -> None:
-        self._factor = self._factor_from_scatter()  # the scatter holds the pending rows too
-        self._pending = None
+        """R from the scatter (which holds every row learnt), and the weights."""
+        self._factor = SquareRootFactor.of(self._regularised_scatter())
         self._solve()
 
-    def _flush(self) -> None:
-        """Add the pending rows to the factor (one blocked QR); the weights are already exact."""
-        pending = self._pending
-        if pending is None:
-            return
-        self._pending = None
-        if pending.count:
-            _add_rows(self._factor, pending.rows[: pending.count])
-
-    def _flushed_factor(self) -> np.ndarray:
-        """R with the pending rows added, without changing the model (a copy if any)."""
-        pending = self._pending
-        if pending is None or not pending.count:
-            return self._factor
-        factor = np.array(self._factor, order="F")
-        _add_rows(factor, pending.rows[: pending.count])
-        return factor
-
-    def _start_pending(self) -> _PendingRows | None:
-        """Delayed updates for a wide model whose R11 is well conditioned (else None).
-
-        The Woodbury correction subtracts U G^{-1} U^T c from c, which cancels where U is
-        large: along the directions that R11 barely determines. So it is used only while the
-        pivots of R11 span less than _PIVOT_SPREAD (cond(M) >~ 1e6 otherwise, and then every
-        row goes through its own QR, backward stable whatever the conditioning).
-
-        """
-        factor = self._factor
-        size = factor.shape[0] - 1
-        diagonal = np.abs(np.diagonal(factor)[:size])
-        if not diagonal.min() * _PIVOT_SPREAD > diagonal.max():
-            return None
-        self._pending = _PendingRows(
-            rows=np.zeros((_PENDING_ROWS, size + 1)),
-            directions=np.zeros((size, _PENDING_ROWS), order="F"),
-            gram=np.zeros((_PENDING_ROWS, _PENDING_ROWS), order="F"),
-            combined=factor[:size, size].copy(),
-        )
-        return self._pending
-
-    def _learn_delayed(self, pending: _PendingRows, row: np.ndarray) -> None:
-        """Learn the row sqrt(m) [x, y] by the Woodbury correction of `_PendingRows`."""
-        factor = self._factor
-        size = factor.shape[0] - 1
-        k = pending.count
-        pending.rows[k] = row
-        # u = R11^{-T} sqrt(m) x: (a, b, lower, trans, unitdiag, lda) by position
-        direction, _ = lapack.dtrtrs(factor[:, :size], row[:size], 0, 1, 0, size + 1)
-        directions = pending.directions
-        directions[:, k] = direction
-        combined = pending.combined
-        combined += direction * row[size]  # c += u sqrt(m) y
-        gram = pending.gram
-        if k:  # the new row of G's Cholesky factor: L l = U^T u, l_kk^2 = 1 + u.u - l.l >= 1
-            coupling, _ = lapack.dtrtrs(gram[:k, :k], directions[:, :k].T @ direction, 1)
-            gram[k, :k] = coupling
-            gram[k, k] = math.sqrt(1.0 + direction @ direction - coupling @ coupling)
-        else:
-            gram[0, 0] = math.sqrt(1.0 + direction @ direction)
-        k += 1
-        pending.count = k
-        used = directions[:, :k]
-        correction, _ = lapack.dpotrs(gram[:k, :k], used.T @ combined, 1)  # G^{-1} U^T c
-        right = combined - used @ correction
-        self.__dict__["_solution"], _ = lapack.dtrtrs(factor[:, :size], right, 0, 0, 0, size + 1)
-        if k == _PENDING_ROWS:
-            self._flush()
-
     def _solve(self) -> None:
-        """w = R11^{-1} z (one triangular solve, O(d^2)); a zero pivot (a column that only
-        ever held zeros since its ridge term underflowed) gets weight 0."""
-        factor = self._factor
-        size = factor.shape[0] - 1
-        if size == 0 or self._arrivals == 0:
-            self._solution = np.zeros(size)
-            return
-        # (a, b, lower, trans, unitdiag, lda, overwrite_b) by position: f2py parses keyword
-        # arguments for ~0.4 us each, as much as the solve itself at small d
-        solution, info = lapack.dtrtrs(factor[:, :size], factor[:size, size], 0, 0, 0, size + 1)
-        if info != 0 or not math.isfinite(blas.ddot(solution, solution)):
-            upper = np.triu(factor[:size, :size])
-            diagonal = np.diagonal(upper).copy()
-            dead = np.abs(diagonal) <= np.abs(diagonal).max() * 1e-300
-            upper[dead, :] = 0.0
-            upper[dead, dead] = 1.0
-            rhs = np.where(dead, 0.0, factor[:size, size])
-            solution = linalg.solve_triangular(upper, rhs, check_finite=False)
-        self._solution = solution
+        """w = R11^{-1} z; 0 before the first arrival (the prior's mean)."""
+        if self._arrivals == 0:
+            self._solution = np.zeros(self._factor.columns)
+        else:
+            self._solution = self._factor.solve()
 
     def _rescale(self, scale: float) -> None:
         """Divide the stored statistics by ``scale``: they become the true ones (sigma = 1)."""
-        self._flush()
+        self._factor.rescale(scale)  # R^T R / scale: R / sqrt(scale)
         self._scatter /= scale
-        self._factor /= math.sqrt(scale)
         self._penalty_scale /= scale
         self._scale = 1.0
 
@@ -410,7 +297,6 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         there) with the current ridge term on the factor's diagonal. The target stays last."""
         if not new_features:
             return
-        self._flush()
         old = self._index.size
         self._index.add(new_features)
         size = self._index.size
@@ -419,18 +305,9 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         scatter[:old, size] = self._scatter[:old, old]
         scatter[size, size] = self._scatter[old, old]
         self._scatter = scatter
-        first = self._first
-        factor = self._factor
-        n_old = old - first  # regression columns before the growth
-        n_new = size - first
-        grown = np.zeros((n_new + 1, n_new + 1), order="F")
-        grown[:n_old, :n_old] = factor[:n_old, :n_old]
-        grown[:n_old, n_new] = factor[:n_old, n_old]  # z
-        grown[n_new, n_new] = factor[n_old, n_old]  # rho
-        added = np.arange(n_old, n_new)
-        grown[added, added] = math.sqrt(self._penalty)
-        self._factor = grown
-        self._solution = np.concatenate((self._solution, np.zeros(n_new - n_old)))
+        added = size - old
+        self._factor.grow(added, math.sqrt(self._penalty))  # sqrt(l2_t) on the new diagonal
+        self._solution = np.concatenate((self._solution, np.zeros(added)))
 
     def _check_size(self, n_new: int, where: str = "") -> None:
         """Refuse new features whose scatter and factor (two (d + 2)^2 arrays) would not fit
@@ -450,14 +327,24 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             return "the target y"
         return f"feature {self._index.feature_at(column, new)!r}"
 
-    def _refuse_out_of_range(self, totals: np.ndarray, new: list, where: str = "") -> None:
-        refuse_out_of_range(totals, lambda column: self._column_name(column, new), where)
+    def _namer(self, new: list) -> ColumnNamer:
+        """`_column_name` for the shared range checks (`river_nrrls._ranges`)."""
+        return lambda column: self._column_name(column, new)
 
-    def _true_diagonal(self, decay: float = 1.0) -> np.ndarray:
-        """The true (decayed) diagonal of the scatter of [1, x, y], times ``decay``."""
-        return np.diagonal(self._scatter) * (decay / self._scale)
+    def _true_diagonal(self, decay: float = 1.0, width: int | None = None) -> np.ndarray:
+        """The true diagonal of the scatter of [1, x, y] times ``decay``; over ``width``
+        columns, those of features not committed yet (zero) come before y's."""
+        diagonal = np.diagonal(self._scatter) * (decay / self._scale)
+        if width is None or width == len(diagonal):
+            return diagonal
+        spread = np.zeros(width)
+        spread[: len(diagonal) - 1] = diagonal[:-1]
+        spread[-1] = diagonal[-1]
+        return spread
 
-    def _check_one_in_range(self, vector, target: float, weight: float, new: list):
+    def _check_one_in_range(
+        self, vector: np.ndarray, target: float, weight: float, new: list
+    ) -> float | None:
         """Refuse a sample that would take the mass or a sum of squares beyond the limit;
         returns the new bound of the diagonal (None: recompute it at the next sample)."""
         bound = self._bound
@@ -467,15 +354,28 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             grown = (blas.ddot(vector, vector) + target * target) * weight + bound
         if grown <= STATISTICS_LIMIT:
             return grown
+        # diag after the sample: lambda diag + w [1, x, y]^2
         with np.errstate(over="ignore"):
             totals = np.append(np.square(vector), target * target) * weight
-            size = self._scatter.shape[0] - 1
-            diagonal = self._true_diagonal(self._forgetting)
-            totals[:size] += diagonal[:size]
-            totals[-1] += diagonal[-1]
-        if not totals.max() <= STATISTICS_LIMIT:
-            self._refuse_out_of_range(totals, new)
+        check_totals(totals, self._true_diagonal(self._forgetting, len(totals)), self._namer(new))
         return None  # recomputed exactly at the next sample
+
+    def _check_many_in_range(
+        self, matrix: np.ndarray, targets: np.ndarray, weights: np.ndarray, new: list, rows
+    ) -> None:
+        """`_check_one_in_range` for a mini-batch (rows labelled by the index ``rows``), and
+        no value beyond `VALUE_LIMIT`."""
+        if len(targets) == 0:
+            return
+        augmented = np.column_stack((matrix, targets))
+        namer = self._namer(new)
+        refuse_large_values(augmented, namer, rows)
+        # diag after the batch: lambda^n diag + sum_j w_j lambda^(n-1-j) [1, x_j, y_j]^2
+        n_rows = len(targets)
+        masses = weights * self._forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            totals = masses @ (augmented * augmented)
+        check_totals(totals, self._true_diagonal(self._forgetting**n_rows, len(totals)), namer)
 
     # ------------------------------------------------------------------ learning
 
@@ -491,11 +391,13 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             self._learn_one(x, target, weight)
 
     def _learn_one(self, x: dict, target: float, weight: float) -> None:
-        vector, new, _ = self._index.dense_one(x, grow=True)
+        vector, new, _ = self._index.dense_one(x, grow=True)  # [1, x] (validated)
         if weight == 0.0:
             return
+        # Range: every true diagonal entry after the sample stays <= STATISTICS_LIMIT; the
+        # usual case, bound + w |[1, x, y]|^2 within it, needs no look at the scatter
         bound = self._bound
-        if bound is not None:  # the usual case: |[x, y]|^2 w plus the bound stays in range
+        if bound is not None:
             grown = (blas.ddot(vector, vector) + target * target) * weight + bound
             bound = grown if grown <= STATISTICS_LIMIT else None
         if bound is None:
@@ -503,48 +405,32 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         if new:
             self._check_size(len(new))
             self._grow(new)
-        forgetting = self._forgetting
-        if forgetting != 1.0:
-            scale = self._scale / forgetting  # the past decays: lambda (true statistics)
-            if scale > _RESCALE_AT:
-                self._rescale(scale)
-                scale = 1.0
-            self._scale = scale
-        mass = weight * self._scale  # m = w in the true scale
+        if self._forgetting != 1.0:
+            self._forget_past()  # sigma <- sigma / lambda
+        mass = weight * self._scale  # m = w sigma: the mass w in the stored scale
         size = len(vector)
         augmented = np.empty(size + 1)
         augmented[:size] = vector
         augmented[size] = target
-        # [1, x, y] scatter += m [1, x, y][1, x, y]^T (upper triangle, in place)
+        # scatter += m [1, x, y][1, x, y]^T (upper triangle, in place)
         blas.dsyr(mass, augmented, 0, 1, 0, size + 1, self._scatter, 1)
         row = augmented[self._first :]
         if mass != 1.0:
             row *= math.sqrt(mass)
         self._arrivals += 1
-        self._bound = bound * forgetting if bound is not None else None
-        pending = self._pending
-        if pending is None and size - self._first >= _DELAYED_MIN_DIM:
-            pending = self._start_pending()
-        if pending is not None:
-            self._learn_delayed(pending, row)
-            return
-        # QR of [R; sqrt(m) [x, y]]: R^T R += m [x, y][x, y]^T, O(d^2), R in place (one row:
-        # C- and F-contiguous, no copy)
-        factor = self._factor
-        # (l, nb, a, b, overwrite_a, overwrite_b) by position; a block of 8 columns (rather than
-        # 1) makes fewer, larger BLAS calls: 30% faster at d = 22, 40% at 64
-        lapack.dtpqrt(0, min(8, len(row)), factor, row[None, :], 1, 1)
-        # w = R11^{-1} z: (a, b, lower, trans, unitdiag, lda) by position, as in `_solve`
-        columns = len(row) - 1
-        if not columns:  # no intercept and no feature: nothing to solve
-            return
-        solution, info = lapack.dtrtrs(
-            factor[:, :columns], factor[:columns, columns], 0, 0, 0, columns + 1
-        )
-        if info or not math.isfinite(blas.ddot(solution, solution)):
-            self._solve()  # a zero pivot: the careful way
-        else:
-            self._solution = solution
+        self._bound = bound * self._forgetting if bound is not None else None
+        # R^T R += m [x, y][x, y]^T (a QR update of R, or a delayed row), then w = R11^{-1} z
+        self._solution = self._factor.add_row(row)
+
+    def _forget_past(self) -> None:
+        """One arrival's forgetting: the true statistics of the past decay by lambda, so the
+        stored ones (the true ones times sigma) stay and sigma grows by 1 / lambda; they are
+        divided back to the true scale before sigma would pass ``_RESCALE_AT``."""
+        scale = self._scale / self._forgetting
+        if scale > _RESCALE_AT:
+            self._rescale(scale)
+            scale = 1.0
+        self._scale = scale
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would (up to
@@ -580,32 +466,38 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             return
         self._y_name = getattr(y, "name", None)  # river names predict_many's Series after y
         augmented = np.column_stack((matrix, targets))
-        self._flush()
-        forgetting = self._forgetting
-        if forgetting == 1.0:
+        if self._forgetting == 1.0:
             self._add_block(augmented, weights)
-        elif 1.0 / forgetting > _RESCALE_AT:  # every arrival rescales, as in learn_one
-            for row, weight in zip(augmented, weights):
-                self._rescale(self._scale / forgetting)
-                self._add_block(row[None, :], np.array([weight]))
         else:
-            self._rescale(self._scale)  # sigma = 1, then chunks that stay below _RESCALE_AT
-            chunk = int(math.log(_RESCALE_AT) / -math.log(forgetting))
-            for start in range(0, len(targets), chunk):
-                rows = augmented[start : start + chunk]
-                growth = np.float_power(forgetting, -np.arange(1, len(rows) + 1, dtype=float))
-                self._add_block(rows, weights[start : start + chunk] * growth)
-                self._rescale(growth[-1])
+            self._add_forgetting(augmented, weights)
         self._arrivals += len(targets)
         self._bound = None
         self._solve()
+
+    def _add_forgetting(self, augmented: np.ndarray, weights: np.ndarray) -> None:
+        """`_add_block` of rows arriving one after the other under forgetting: row j of a
+        chunk gets the mass w_j sigma_j, sigma growing by 1 / lambda a row, as in learn_one."""
+        forgetting = self._forgetting
+        if 1.0 / forgetting > _RESCALE_AT:  # every arrival rescales, as in learn_one
+            for row, weight in zip(augmented, weights):
+                self._rescale(self._scale / forgetting)
+                self._add_block(row[None, :], np.array([weight]))
+            return
+        self._rescale(self._scale)  # sigma = 1, then chunks that stay below _RESCALE_AT
+        chunk = int(math.log(_RESCALE_AT) / -math.log(forgetting))
+        for start in range(0, len(augmented), chunk):
+            rows = augmented[start : start + chunk]
+            growth = np.float_power(forgetting, -np.arange(1, len(rows) + 1, dtype=float))
+            self._add_block(rows, weights[start : start + chunk] * growth)
+            self._rescale(growth[-1])
 
     def _add_block(self, augmented: np.ndarray, masses: np.ndarray) -> None:
         """Add rows of [1, x, y] with the stored-scale masses: scatter and blocked QR."""
         weighted = augmented * masses[:, None]
         scatter = augmented.T @ weighted
         self._scatter += np.triu(scatter)  # upper triangle authoritative
-        _add_rows(self._factor, augmented[:, self._first :] * np.sqrt(masses)[:, None])
+        # R^T R += B^T B, B the rows sqrt(m_j) [x_j, y_j]: one blocked QR
+        self._factor.add_rows(augmented[:, self._first :] * np.sqrt(masses)[:, None])
 
     @staticmethod
     def _targets(y: typing.Any) -> np.ndarray:
@@ -625,30 +517,6 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             )
         return targets
 
-    def _check_many_in_range(self, matrix, targets, weights, new: list, rows) -> None:
-        if matrix.size == 0 and len(targets) == 0:
-            return
-        augmented = np.column_stack((matrix, targets))
-        magnitudes = np.abs(augmented)
-        if magnitudes.size and magnitudes.max() > VALUE_LIMIT:
-            first_bad = int(np.argmax(magnitudes > VALUE_LIMIT))
-            row, column = np.unravel_index(first_bad, augmented.shape)
-            self._refuse_out_of_range(
-                np.where(np.arange(augmented.shape[1]) == column, np.inf, 0.0),
-                new,
-                f" (row {row_name(rows, row)!r})",
-            )
-        n_rows = len(targets)
-        masses = weights * self._forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
-        with np.errstate(over="ignore", invalid="ignore"):
-            totals = masses @ (augmented * augmented)
-            diagonal = self._true_diagonal(self._forgetting**n_rows)
-            size = len(diagonal) - 1
-            totals[:size] += diagonal[:size]
-            totals[-1] += diagonal[-1]
-        if not totals.max() <= STATISTICS_LIMIT:
-            self._refuse_out_of_range(totals, new)
-
     # -------------------------------------------------------------------- merging
 
     # What must be equal for a merge (`Mergeable`)
@@ -665,10 +533,9 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         old = self._index.size
         scatter = np.zeros((size + 1, size + 1), order="F")
         mine = np.r_[np.arange(old), size]
-        full = np.triu(self._scatter) + np.triu(self._scatter, 1).T
-        scatter[np.ix_(mine, mine)] = full
-        theirs = np.triu(other._scatter) + np.triu(other._scatter, 1).T
-        scatter[np.ix_(columns, columns)] += theirs
+        scatter[np.ix_(mine, mine)] = symmetrize_upper(self._scatter)
+        # other's upper triangle may land below the diagonal here: add the full symmetric
+        scatter[np.ix_(columns, columns)] += symmetrize_upper(other._scatter)
         return scatter, new
 
     def __iadd__(self, other: RLSRegressor) -> RLSRegressor:
@@ -681,9 +548,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         if other._index.features:
             self._check_size(len([f for f in other._index.features if f not in self._index]))
         scatter, new = self._merged_scatter(other)
-        totals = np.diagonal(scatter)
-        if not totals.max() <= STATISTICS_LIMIT:
-            self._refuse_out_of_range(totals, new, " (in the merged model)")
+        check_totals(np.diagonal(scatter), None, self._namer(new), " (in the merged model)")
         self._grow(new)
         self._scatter = scatter
         self._arrivals += other._arrivals
@@ -716,6 +581,12 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             "large for the model's weights"
         )
 
+    @typing.overload
+    def predict_one(self, x: dict, with_dist: typing.Literal[False] = False) -> float: ...
+    @typing.overload
+    def predict_one(self, x: dict, with_dist: typing.Literal[True]) -> proba.Gaussian: ...
+    @typing.overload
+    def predict_one(self, x: dict, with_dist: bool) -> float | proba.Gaussian: ...
     def predict_one(self, x: dict, with_dist: bool = False) -> float | proba.Gaussian:
         """The prediction ``w.x + b``, or (``with_dist=True``) a Gaussian predictive
         distribution (see the Notes of the class) at the cost of one triangular solve."""
@@ -741,12 +612,11 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
     def noise_variance(self) -> float:
         """s^2 = RSS / (N - p): the residual variance of the fit; 1 while the mass N is no
         larger than the number p of fitted columns (no estimate yet)."""
-        factor = self._flushed_factor()
-        size = factor.shape[0] - 1
+        size = self._factor.columns
         penalised = self._solution[self._penalised(size)]
         with np.errstate(over="ignore"):
             # rho^2 = RSS + l2_t |w|^2 (the stored scale), so RSS = rho^2 - l2_t |w|^2
-            rss = factor[size, size] ** 2 - self._penalty * float(penalised @ penalised)
+            rss = self._factor.rho() ** 2 - self._penalty * float(penalised @ penalised)
         mass = self.n_samples
         if mass <= size:  # no estimate yet: as many columns as samples (or more)
             return 1.0
@@ -755,8 +625,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
     def _predictive_variance(self, x: dict, vector: np.ndarray) -> float:
         """s^2 (1 + x^T P x), P the inverse of the true regularised scatter (inf where it is
         singular: a free intercept before the first sample)."""
-        factor = self._flushed_factor()
-        size = factor.shape[0] - 1
+        size = self._factor.columns
         unknown = sum(
             value * value for name, value in validate_one(x).items() if name not in self._index
         )
@@ -767,11 +636,8 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             if size and self._arrivals == 0:  # the prior alone: P = diag(1 / l2), or inf
                 spread += float(np.sum(probe * probe / (self._penalised(size) * penalty)))
             elif size:
-                # x^T M^{-1} x = |R^{-T} x|^2, times sigma for the true scale
-                solved = linalg.solve_triangular(
-                    factor[:size, :size], probe, trans="T", check_finite=False
-                )
-                spread += float(solved @ solved) * self._scale
+                # x^T M^{-1} x = |R11^{-T} x|^2, times sigma for the true scale
+                spread += self._factor.inverse_quadratic(probe) * self._scale
             variance = self.noise_variance * (1.0 + spread)
         return variance if not math.isnan(variance) else math.inf
 

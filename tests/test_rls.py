@@ -18,7 +18,7 @@ import pytest
 from reference import RidgeReference
 from river import compose, datasets, drift, evaluate, metrics, preprocessing
 
-from river_nrrls import PolynomialExtender, RLSRegressor, merge, rls
+from river_nrrls import PolynomialExtender, RLSRegressor, _sqrt_factor, merge
 
 RTOL = 1e-9
 SETTINGS = [
@@ -36,8 +36,8 @@ def update_path(request, monkeypatch):
     and the delayed rows with their exact Woodbury correction (wide models), forced here at
     every width with 5 pending rows at most, so that the flushes happen often."""
     if request.param == "delayed":
-        monkeypatch.setattr(rls, "_DELAYED_MIN_DIM", 0)
-        monkeypatch.setattr(rls, "_PENDING_ROWS", 5)
+        monkeypatch.setattr(_sqrt_factor, "_DELAYED_MIN_DIM", 0)
+        monkeypatch.setattr(_sqrt_factor, "_PENDING_ROWS", 5)
     return request.param
 
 
@@ -449,13 +449,13 @@ def test_a_wide_model_delays_its_updates_and_stays_exact():
         rows.append(row)
         targets.append(float(sum(row.values()) + rng.normal()))
         model.learn_one(row, targets[-1])
-        delayed += model._pending is not None and model._pending.count > 0
+        delayed += model._factor.waiting > 0
         ref = _reference(rows, targets, forgetting=0.999)
         assert ref.relative_error(model) <= RTOL, i
     assert delayed > 100
     dist = model.predict_one(rows[0], with_dist=True)
     flushed = pickle.loads(pickle.dumps(model))
-    flushed._flush()
+    flushed._factor.flush()
     assert dist.sigma == pytest.approx(flushed.predict_one(rows[0], with_dist=True).sigma)
     assert model.noise_variance == pytest.approx(flushed.noise_variance, rel=1e-9)
 

@@ -1,0 +1,124 @@
+"""The square-root factor of `RLSRegressor` (``river_nrrls._sqrt_factor``) on its own.
+
+Its invariant: R^T R is the matrix it was built from plus every row added since (pending or
+not), for whatever reads it: the weights ``w = M11^{-1} b``, ``rho^2 = c - b^T w`` and the
+quadratic form ``x^T M11^{-1} x``, with ``M = [[M11, b], [b^T, c]]`` (the target last).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from river_nrrls import _sqrt_factor
+from river_nrrls._sqrt_factor import SquareRootFactor
+
+RTOL = 1e-9
+
+
+def _random_matrix(rng: np.random.Generator, size: int) -> np.ndarray:
+    """A well-conditioned regularised scatter of ``size`` regression columns and a target."""
+    rows = rng.normal(size=(3 * size + 4, size + 1))
+    return rows.T @ rows + np.diag(np.r_[np.ones(size), 0.0])
+
+
+def _assert_factors(factor: SquareRootFactor, matrix: np.ndarray, rng: np.random.Generator):
+    size = matrix.shape[0] - 1
+    assert factor.columns == size
+    m11, b, c = matrix[:size, :size], matrix[:size, size], matrix[size, size]
+    weights = np.linalg.solve(m11, b)
+    np.testing.assert_allclose(factor.solve(), weights, rtol=RTOL)
+    assert factor.rho() ** 2 == pytest.approx(c - b @ weights, rel=1e-7)
+    probe = rng.normal(size=size)
+    assert factor.inverse_quadratic(probe) == pytest.approx(probe @ np.linalg.solve(m11, probe))
+
+
+@pytest.fixture(params=["direct", "delayed"])
+def update_path(request, monkeypatch):
+    """Each row through its own QR, or waiting (at most 4 rows) with the Woodbury weights."""
+    if request.param == "delayed":
+        monkeypatch.setattr(_sqrt_factor, "_DELAYED_MIN_DIM", 1)
+        monkeypatch.setattr(_sqrt_factor, "_PENDING_ROWS", 4)
+    return request.param
+
+
+def test_of_factors_definite_and_semi_definite_matrices():
+    rng = np.random.default_rng(0)
+    matrix = _random_matrix(rng, 5)
+    _assert_factors(SquareRootFactor.of(matrix), matrix, rng)
+    # rank 2 of 4: the eigen square root, still R^T R = M
+    low = rng.normal(size=(2, 4))
+    semi = low.T @ low
+    factor = SquareRootFactor.of(semi)
+    assert np.isfinite(factor.rho())
+    assert factor.rho() ** 2 == pytest.approx(0.0, abs=1e-9)
+
+
+def test_rows_keep_the_invariant_and_the_returned_weights_are_exact(update_path):
+    rng = np.random.default_rng(1)
+    matrix = _random_matrix(rng, 6)
+    factor = SquareRootFactor.of(matrix)
+    waited = 0
+    for _ in range(11):
+        row = rng.normal(size=7) * rng.uniform(0.5, 2.0)
+        matrix = matrix + np.outer(row, row)
+        weights = factor.add_row(row.copy())
+        waited = max(waited, factor.waiting)
+        size = matrix.shape[0] - 1
+        np.testing.assert_allclose(
+            weights, np.linalg.solve(matrix[:size, :size], matrix[:size, size]), rtol=RTOL
+        )
+        _assert_factors(factor, matrix, rng)  # reads R with the waiting rows, changes nothing
+    assert (waited > 0) == (update_path == "delayed")
+    assert waited < _sqrt_factor._PENDING_ROWS  # a full block is added to R at once
+    factor.flush()
+    assert factor.waiting == 0
+    _assert_factors(factor, matrix, rng)
+
+
+def test_blocks_of_rows_growth_and_rescaling(update_path):
+    rng = np.random.default_rng(2)
+    matrix = _random_matrix(rng, 3)
+    factor = SquareRootFactor.of(matrix)
+    row = rng.normal(size=4)
+    factor.add_row(row.copy())  # may wait: every operation below sees it
+    matrix += np.outer(row, row)
+    block = rng.normal(size=(5, 4))
+    factor.add_rows(block.copy())
+    matrix += block.T @ block
+    _assert_factors(factor, matrix, rng)
+    # two new columns before the target, zero in every row so far, 0.25 = 0.5^2 on the diagonal
+    factor.grow(2, 0.5)
+    grown = np.zeros((6, 6))
+    grown[:3, :3] = matrix[:3, :3]
+    grown[:3, 5] = grown[5, :3] = matrix[:3, 3]
+    grown[5, 5] = matrix[3, 3]
+    grown[3, 3] = grown[4, 4] = 0.25
+    _assert_factors(factor, grown, rng)
+    factor.rescale(8.0)
+    _assert_factors(factor, grown / 8.0, rng)
+
+
+def test_a_dead_pivot_gets_weight_zero():
+    """A column that only ever held zeros, added with an underflowed ridge term (sqrt(l2_t) =
+    0): weight 0, the others the solution without it."""
+    rng = np.random.default_rng(3)
+    matrix = _random_matrix(rng, 2)
+    factor = SquareRootFactor.of(matrix)
+    factor.grow(1, 0.0)
+    row = np.r_[rng.normal(size=2), 0.0, rng.normal()]
+    factor.add_row(row.copy())
+    matrix += np.outer(row[[0, 1, 3]], row[[0, 1, 3]])
+    weights = factor.solve()
+    assert weights[2] == 0.0
+    np.testing.assert_allclose(
+        weights[:2], np.linalg.solve(matrix[:2, :2], matrix[:2, 2]), rtol=RTOL
+    )
+
+
+def test_no_regression_column():
+    """Only the target: no weight, rho^2 its sum of squares."""
+    factor = SquareRootFactor.of(np.array([[4.0]]))
+    assert factor.columns == 0 and factor.solve().shape == (0,)
+    assert factor.add_row(np.array([3.0])).shape == (0,)
+    assert factor.rho() ** 2 == pytest.approx(4.0 + 9.0)
