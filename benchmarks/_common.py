@@ -212,14 +212,14 @@ def force_direct(model):
     """``model`` (an NRRLS) held to its direct Cholesky paths at every width, shared and batched
     per class: the benchmarks' "NRRLS direct". The one place they set the solver's private
     thresholds."""
-    model._solver.stale_min_dim = model._solver.class_stale_min_dim = 10**9
+    model.weight_solver.stale_min_dim = model.weight_solver.class_stale_min_dim = 10**9
     return model
 
 
 def solver_counters(model) -> dict:
     """The solver's counters of an NRRLS: ``stale`` solves, CG ``iterations``, ``refactor``
     (factorisations) and the rest."""
-    return dict(model._solver.counters)
+    return dict(model.weight_solver.counters)
 
 
 def weight_matrix(model):
@@ -230,7 +230,7 @@ def weight_matrix(model):
 def factor_precision(model) -> str:
     """The precision of P^-1 in an NRRLS's last stale factor(s): "single", "double", both, or
     "-" (none)."""
-    solver = model._solver
+    solver = model.weight_solver
     factors = [solver.stale] if solver.class_factors is None else solver.class_factors
     names = {"f": "single", "d": "double"}
     kinds = {names[f.inverse.dtype.char] for f in factors if f is not None}

@@ -104,7 +104,7 @@ def test_forgetting_equals_decayed_batch_ter_after_a_million_samples():
     # ... and every statistic is bounded by max|x|^2 / (1 - lambda), whatever the stream length
     # (the statistics are private: this is a white-box check of their size).
     bound = max(1.0, float(np.abs(X).max()) ** 2) / (1.0 - lam)
-    assert np.abs(model._stats.data).max() <= bound
+    assert np.abs(model.statistics.data).max() <= bound
     # The silent feature's statistics decayed instead of winding up: its weight is ~0 and finite.
     assert np.isfinite(model_vector(model, True, NAMES)).all()
     assert abs(model.weights[True]["d"]) < 1e-6

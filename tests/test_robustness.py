@@ -85,7 +85,7 @@ def test_the_statistics_stay_finite_however_large_legal_samples_accumulate(batch
     else:
         model.learn_one(*rows[0])
         _assert_refused(model, lambda: model.learn_one(*rows[1]), match="'a'")
-    assert np.isfinite(model._stats.data).all()
+    assert np.isfinite(model.statistics.data).all()
     reference = TERReference([x for x, _ in TWO] + [rows[0][0]], [True, False, True])
     assert_model_matches(model, reference, [{"a": 1.0}], rtol=1e-6)
 

@@ -50,7 +50,7 @@ def _stream(n: int, d: int, seed: int = 0, positives: float = 0.1, n_classes: in
 
 def _forced(params: dict | None = None, stale_min_dim: int = 1) -> NRRLS:
     model = NRRLS(**(params or {}))
-    model._solver.stale_min_dim = model._solver.class_stale_min_dim = stale_min_dim
+    model.weight_solver.stale_min_dim = model.weight_solver.class_stale_min_dim = stale_min_dim
     return model
 
 
@@ -88,7 +88,7 @@ def test_stale_factor_is_the_batch_ter_after_every_prefix(params):
     rows, labels = _stream(160, 12, seed=1)
     model = _forced(params)
     _prequential_matches(model, rows, labels, params)
-    counters = model._solver.counters
+    counters = model.weight_solver.counters
     assert counters["stale"] > 0 and counters["refactor"] > 0  # the path ran, and refactored
     assert counters["direct"] == 1  # the first solve; it primes the factor built at the second
 
@@ -132,7 +132,7 @@ def test_the_stale_step_on_a_callers_system_is_the_batch_ter(params):
     r): the batch TER after every prefix, declining (None) until `solve` primed it."""
     rows, labels = _stream(150, 12, seed=4)
     model = _forced(params)
-    solver = model._solver
+    solver = model.weight_solver
     solver.__class__ = _CallerAssembles  # the same state, the caller's way of solving
     width = 12 - solver.first
     assert solver.stale_pair_columns(12, (1.0, 1.0), np.eye(width), np.ones((width, 1))) is None
@@ -147,7 +147,7 @@ def test_stale_factor_with_sample_weights():
     weights = rng.choice([0.0, 0.5, 1.0, 2.0, 7.5], size=len(rows)).tolist()
     model = _forced()
     _prequential_matches(model, rows, labels, {}, weights)
-    assert model._solver.counters["stale"] > 0
+    assert model.weight_solver.counters["stale"] > 0
 
 
 def test_stale_factor_on_ill_conditioned_streams():
@@ -161,7 +161,7 @@ def test_stale_factor_on_ill_conditioned_streams():
     rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
     model = _forced()
     _prequential_matches(model, rows, labels, {})
-    assert model._solver.counters["stale"] > 0
+    assert model.weight_solver.counters["stale"] > 0
     params = {"l2": 1e-8}
     stale, direct = _forced(params), _forced(params, stale_min_dim=10**9)
     for i, (x, y) in enumerate(zip(rows, labels)):
@@ -173,7 +173,7 @@ def test_stale_factor_on_ill_conditioned_streams():
             relative_error(model_matrix(m.weights, m.intercepts, ref), ref) for m in (stale, direct)
         ]
         assert errors[0] <= max(RTOL, 2 * errors[1]), (i, errors)
-    assert stale._solver.counters["stale"] > 0
+    assert stale.weight_solver.counters["stale"] > 0
 
 
 @pytest.mark.parametrize(
@@ -207,7 +207,7 @@ def test_the_stale_factor_is_exact_on_columns_of_very_different_scales(scale, we
             relative_error(model_matrix(m.weights, m.intercepts, ref), ref) for m in (stale, direct)
         ]
         assert errors[0] <= max(RTOL, 2 * errors[1]), (i, errors)
-    assert stale._solver.counters["stale"] > 0
+    assert stale.weight_solver.counters["stale"] > 0
 
 
 def test_streams_that_switch_between_the_paths():
@@ -231,10 +231,10 @@ def test_streams_that_switch_between_the_paths():
         ref = TERReference(rows[:learnt], labels[:learnt])
         assert_model_matches(model, ref, [x], RTOL)
         if i == 119:
-            before = dict(model._solver.counters)
+            before = dict(model.weight_solver.counters)
             assert before["direct"] > 0 and before["stale"] > 0  # both paths ran
-    after = model._solver.counters  # three classes: every one factorised, then CG on each
-    assert model._solver.class_factors is not None and model._solver.stale is None
+    after = model.weight_solver.counters  # three classes: every one factorised, then CG on each
+    assert model.weight_solver.class_factors is not None and model.weight_solver.stale is None
     assert after["refactor"] >= before["refactor"] + 3 and after["stale"] > before["stale"]
 
 
@@ -244,7 +244,7 @@ def test_a_class_that_appears_late_without_reweighting_keeps_the_shared_system()
     params = {"reweight": False}
     model = _forced(params)
     _prequential_matches(model, rows, labels, params)
-    assert model._solver.counters["stale"] > 0
+    assert model.weight_solver.counters["stale"] > 0
 
 
 def test_many_classes_batched_solve_is_exact():
@@ -283,7 +283,7 @@ def test_batched_solve_with_a_class_far_heavier_than_its_rest(heavy):
                     rows[: i + 1], labels[: i + 1], **params, sample_weights=weights[: i + 1]
                 )
                 assert_model_matches(model, ref, [x], RTOL)
-        assert model._solver.counters["stale"] == 0  # the batched direct path
+        assert model.weight_solver.counters["stale"] == 0  # the batched direct path
 
 
 def test_least_squares_fallback_when_the_svd_does_not_converge(monkeypatch):
@@ -329,11 +329,11 @@ def test_pickle_copy_and_clone_in_the_middle_of_a_stale_factor_run():
     rows, labels = _stream(140, 12, seed=8)
     model = _forced()
     _predict_and_learn(model, rows[:70], labels[:70])
-    assert model._solver.stale is not None and model._solver.stale.updates > 0
+    assert model.weight_solver.stale is not None and model.weight_solver.stale.updates > 0
     restored = pickle.loads(pickle.dumps(model))
     copied = copy.deepcopy(model)
     clone = model.clone()
-    assert clone._solver.stale is None and clone._stats.n_classes == 0
+    assert clone.weight_solver.stale is None and clone.statistics.n_classes == 0
     for x, y in zip(rows[70:], labels[70:]):
         outputs = model.decision_one(x)
         assert restored.decision_one(x) == outputs  # the same state, bit for bit
@@ -356,7 +356,7 @@ def test_the_automatic_choice_takes_the_stale_factor_on_wide_streams():
     model = NRRLS()
     # The first prefixes have n << d: a direct solve is only good to about cond(M) eps there.
     _prequential_matches(model, rows, labels, {}, start=0)
-    counters = model._solver.counters
+    counters = model.weight_solver.counters
     # The first solve is direct (the factor is built at the second); all the others are stale.
     assert counters["direct"] == 1 and counters["stale"] == len(rows) - 1 - counters["refactor"]
 
@@ -370,7 +370,7 @@ def test_a_wide_stream_with_a_single_precision_preconditioner_is_the_batch_ter(p
     _prequential_matches(model, rows, labels, {}, start=d)
     single = precision == "single" or d >= _stale.SINGLE_MIN_DIM
     expected = np.float32 if single else np.float64
-    assert model._solver.stale is not None and model._solver.stale.inverse.dtype == expected
+    assert model.weight_solver.stale is not None and model.weight_solver.stale.inverse.dtype == expected
 
 
 @pytest.mark.parametrize("params", [{"eta": 1e-40}, {"eta": 1e30}])
@@ -381,13 +381,13 @@ def test_the_stale_factor_is_exact_at_extreme_scales_of_the_weights(params):
     rows, labels = _stream(160, 12, seed=34)
     model = _forced(params)
     _prequential_matches(model, rows, labels, params)
-    assert model._solver.counters["stale"] > 0
+    assert model.weight_solver.counters["stale"] > 0
 
 
 def test_woodbury_solver_is_untouched_by_the_solver_strategy():
     rows, labels = _stream(60, 6, seed=10)
     model = NRRLS(solver="woodbury")
-    assert not isinstance(model._solver, _solver.SystemSolver)  # the paper's recursion
+    assert not isinstance(model.weight_solver, _solver.SystemSolver)  # the paper's recursion
     for x, y in zip(rows, labels):
         model.predict_one(x)
         model.learn_one(x, y)
@@ -400,7 +400,7 @@ def test_cg_falls_back_to_a_direct_solve_when_it_does_not_converge(monkeypatch):
     monkeypatch.setattr(_stale, "MAX_ITERATIONS", 0)  # CG gives up at once
     model = _forced()
     _prequential_matches(model, rows, labels, {})
-    assert model._solver.counters["stale"] == 0 and model._solver.counters["refactor"] > 0
+    assert model.weight_solver.counters["stale"] == 0 and model.weight_solver.counters["refactor"] > 0
 
 
 def test_the_solver_strategy_is_not_a_parameter():
@@ -448,7 +448,7 @@ def test_the_update_limit_refreshes_the_factor_and_stays_exact(params, monkeypat
     rng = np.random.default_rng(14)
     weights = rng.choice([0.5, 1.0, 2.0], size=len(rows)).tolist()
     model = _forced(params)
-    solver = model._solver
+    solver = model.weight_solver
     most = 0
     for x, y, w in zip(rows, labels, weights):
         model.predict_one(x)
@@ -586,17 +586,17 @@ def test_a_factor_pickled_in_the_block_form_is_refreshed_and_stays_exact():
     for x, y in zip(rows[:60], labels[:60]):
         model.predict_one(x)
         model.learn_one(x, y)
-    state = model._solver.stale.__dict__.copy()
+    state = model.weight_solver.stale.__dict__.copy()
     del state["updates"]
     state.update(block=np.zeros((12, 48), order="F"), size=3, folds=0)
     old = object.__new__(_stale.StaleFactor)
     old.__setstate__(state)
-    model._solver.stale = pickle.loads(pickle.dumps(old))
-    refactors = model._solver.counters["refactor"]
+    model.weight_solver.stale = pickle.loads(pickle.dumps(old))
+    refactors = model.weight_solver.counters["refactor"]
     for x, y in zip(rows[60:], labels[60:]):
         model.predict_one(x)
         model.learn_one(x, y)
-    assert model._solver.counters["refactor"] > refactors
+    assert model.weight_solver.counters["refactor"] > refactors
     assert_model_matches(model, TERReference(rows, labels), rows[-5:], RTOL)
 
 
@@ -607,7 +607,7 @@ def test_a_model_pickled_when_the_factor_lived_in_the_solver_module_loads():
     rows, labels = _stream(120, 12, seed=23)
     model = _forced()
     _predict_and_learn(model, rows[:60], labels[:60])
-    assert model._solver.stale is not None
+    assert model.weight_solver.stale is not None
     text = pickle.dumps(model, protocol=0)  # names as text: the older module path written in
     assert text.count(b"criver_nrrls._stale\nStaleFactor\n") == 1
     older = text.replace(
@@ -615,7 +615,7 @@ def test_a_model_pickled_when_the_factor_lived_in_the_solver_module_loads():
     ).replace(b"Vworkspace\n", b"V_workspace\n")
     assert older != text
     loaded = pickle.loads(older)
-    assert isinstance(loaded._solver.stale, _stale.StaleFactor)
+    assert isinstance(loaded.weight_solver.stale, _stale.StaleFactor)
     _predict_and_learn(model, rows[60:], labels[60:])
     _predict_and_learn(loaded, rows[60:], labels[60:])
     for x in rows[-5:]:
@@ -631,9 +631,9 @@ def test_common_shrinkage_of_the_class_weights_is_no_drift():
     for x, y in zip(rows, labels):
         model.predict_one(x)
         model.learn_one(x, y)
-    stale = model._solver.stale
+    stale = model.weight_solver.stale
     assert stale is not None and _stale.MIN_SCALE <= stale.scale < 1.0
-    counters = model._solver.counters
+    counters = model.weight_solver.counters
     # With balanced classes the spread stays small: far fewer factorisations than steps.
     assert counters["refactor"] < counters["stale"] / 5
     ref = TERReference(rows, labels)
@@ -669,7 +669,7 @@ def test_learning_without_predicting_keeps_no_growing_list_and_stays_exact():
     for x, y in zip(rows[:40], labels[:40]):
         model.predict_one(x)
         model.learn_one(x, y)
-    solver = model._solver
+    solver = model.weight_solver
     assert solver.stale is not None
     capacity = solver.stale.capacity
     longest = 0
@@ -703,14 +703,14 @@ def test_a_model_that_predicts_once_after_each_change_never_builds_the_factor():
         model.learn_one(x, y)
     scorer = copy.deepcopy(model)  # a scorer copy: one prediction, one direct solve, no factor
     scorer.predict_one(rows[0])
-    assert scorer._solver.stale is None and scorer._solver.counters["refactor"] == 0
-    assert scorer._solver.counters["direct"] == 1
+    assert scorer.weight_solver.stale is None and scorer.weight_solver.counters["refactor"] == 0
+    assert scorer.weight_solver.counters["direct"] == 1
     frame, target = pd.DataFrame(rows[100:]), pd.Series(labels[100:])
     for start in range(0, 100, 25):
         model.learn_many(frame.iloc[start : start + 25], target.iloc[start : start + 25])
         model.predict_one(rows[0])
-        assert model._solver.stale is None
-    counters = model._solver.counters
+        assert model.weight_solver.stale is None
+    counters = model.weight_solver.counters
     assert counters["refactor"] == 0 and counters["direct"] == 4
     assert_model_matches(model, TERReference(rows, labels), rows[-3:], RTOL)
     # Predictions that follow learn_one's build the factor at the second solve and use it.
@@ -718,7 +718,7 @@ def test_a_model_that_predicts_once_after_each_change_never_builds_the_factor():
         model.predict_one(x)
         model.learn_one(x, y)
     model.predict_one(rows[3])
-    assert model._solver.stale is not None and counters["stale"] >= 1
+    assert model.weight_solver.stale is not None and counters["stale"] >= 1
 
 
 # ------------------------------------------------------ reweighted multiclass: a factor per class
@@ -740,7 +740,7 @@ def test_each_class_stale_factor_is_the_batch_ter_after_every_prefix(params):
     rows, labels = _multiclass_stream(160, 12, seed=40, late_from=90)
     model = _forced(params)
     _prequential_matches(model, rows, labels, params)
-    solver = model._solver
+    solver = model.weight_solver
     assert solver.class_factors is not None and len(solver.class_factors) == 4
     assert all(factor is not None for factor in solver.class_factors)
     counters = solver.counters
@@ -761,7 +761,7 @@ def test_each_class_stale_factor_with_sample_weights_and_emerging_features():
     weights = rng.choice([0.0, 0.3, 1.0, 2.0, 9.0], size=len(rows)).tolist()
     model = _forced()
     _prequential_matches(model, rows, labels, {}, weights)
-    assert model._solver.counters["stale"] > 0 and model._solver.class_factors is not None
+    assert model.weight_solver.counters["stale"] > 0 and model.weight_solver.class_factors is not None
 
 
 def test_each_class_stale_factor_on_an_ill_conditioned_stream():
@@ -773,14 +773,14 @@ def test_each_class_stale_factor_on_an_ill_conditioned_stream():
     rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
     model = _forced()
     _prequential_matches(model, rows, labels, {})
-    assert model._solver.counters["stale"] > 0 and model._solver.class_factors is not None
+    assert model.weight_solver.counters["stale"] > 0 and model.weight_solver.class_factors is not None
 
 
 def test_each_class_factor_survives_pickle_copy_and_learn_many_in_the_middle():
     rows, labels = _multiclass_stream(170, 12, seed=43)
     model = _forced()
     _predict_and_learn(model, rows[:70], labels[:70])
-    factors = model._solver.class_factors
+    factors = model.weight_solver.class_factors
     assert factors is not None and all(factor is not None for factor in factors)
     assert any(factor.updates > 0 for factor in factors)  # in the middle of a run
     restored, copied = pickle.loads(pickle.dumps(model)), copy.deepcopy(model)
@@ -792,12 +792,12 @@ def test_each_class_factor_survives_pickle_copy_and_learn_many_in_the_middle():
             m.learn_one(x, y)
     # a mini-batch lets the factors go; the predictions after it rebuild them, exactly
     model.learn_many(pd.DataFrame(rows[120:140]), pd.Series(labels[120:140]))
-    assert model._solver.class_factors is None
+    assert model.weight_solver.class_factors is None
     for i in range(140, len(rows)):
         model.predict_one(rows[i])
         model.learn_one(rows[i], labels[i])
         assert_model_matches(model, TERReference(rows[: i + 1], labels[: i + 1]), [rows[i]], RTOL)
-    assert model._solver.class_factors is not None
+    assert model.weight_solver.class_factors is not None
 
 
 def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precision):
@@ -817,7 +817,7 @@ def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precisio
     rows, labels = _multiclass_stream(d + 40, d, seed=44, n_classes=3)
     model = NRRLS()
     _prequential_matches(model, rows, labels, {}, start=d)
-    factors = model._solver.class_factors
+    factors = model.weight_solver.class_factors
     assert factors is not None and len(factors) == 3
     expected = np.float32 if precision == "single" else np.float64
     assert {factor.inverse.dtype for factor in factors} == {np.dtype(expected)}
@@ -825,7 +825,7 @@ def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precisio
     rows, labels = _multiclass_stream(narrow + 40, narrow, seed=47, n_classes=3)
     model = NRRLS()
     _prequential_matches(model, rows, labels, {}, start=narrow)
-    assert model._solver.class_factors is None and model._solver.counters["stale"] == 0
+    assert model.weight_solver.class_factors is None and model.weight_solver.counters["stale"] == 0
 
 
 @pytest.mark.parametrize("first", [0, 1])

@@ -53,7 +53,7 @@ def test_sparse_learn_one_is_the_batch_ter_after_every_prefix(params):
                 rows[: i + 1], labels[: i + 1], **params, sample_weights=weights[: i + 1]
             )
             assert_model_matches(model, ref, [x], RTOL)
-    assert model._stats.dim > _stats._SPARSE_MIN_DIM
+    assert model.statistics.dim > _stats._SPARSE_MIN_DIM
 
 
 def test_sparse_and_dense_updates_give_the_same_statistics():
@@ -66,10 +66,10 @@ def test_sparse_and_dense_updates_give_the_same_statistics():
     for x, y in zip(rows, labels):
         vector = dense._index.dense_one(x).vector
         # every column as the support: the dense rank-1 update of the same sample
-        dense._stats.update_one(dense._slot(y), np.array(vector), 1.0, np.arange(len(vector)))
+        dense.statistics.update_one(dense._slot(y), np.array(vector), 1.0, np.arange(len(vector)))
     for c in range(2):
-        a = _stats.symmetrize_upper(sparse._stats.scatter(c))
-        b = _stats.symmetrize_upper(dense._stats.scatter(c))
+        a = _stats.symmetrize_upper(sparse.statistics.scatter(c))
+        b = _stats.symmetrize_upper(dense.statistics.scatter(c))
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-12)
 
 
@@ -84,13 +84,13 @@ def test_emerging_features_one_per_sample_grow_the_capacity_geometrically():
     for i, (x, y) in enumerate(zip(rows, labels)):
         model.predict_one(x)
         model.learn_one(x, y)
-        if model._stats._buffer.shape[0] != capacity:
+        if model.statistics._buffer.shape[0] != capacity:
             reallocations += 1
-            capacity = model._stats._buffer.shape[0]
-        assert capacity >= model._stats.dim
+            capacity = model.statistics._buffer.shape[0]
+        assert capacity >= model.statistics.dim
         ref = TERReference(rows[: i + 1], labels[: i + 1])
         assert_model_matches(model, ref, [x, rows[0]], RTOL)
-    assert model._stats.dim == 152
+    assert model.statistics.dim == 152
     assert reallocations <= 12  # 1.5x growth: about log(150) / log(1.5), not 150
     # pickling keeps the spare capacity, and the restored model carries on identically
     restored = pickle.loads(pickle.dumps(model))

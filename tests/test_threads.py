@@ -203,6 +203,6 @@ def test_a_wide_model_learns_and_predicts_on_one_thread(monkeypatch, dim):
             assert set(_openblas_threads()) == {2}
             model.learn_one(x, step % 2 == 0)
             assert set(_openblas_threads()) == {2}
-    assert model._stats.dim == dim
+    assert model.statistics.dim == dim
     assert seen["rank one"] and all(threads == {1} for threads in seen["rank one"])
     assert seen["outputs"] and all(threads == {1} for threads in seen["outputs"])
