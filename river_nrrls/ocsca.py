@@ -43,7 +43,7 @@ def _check_alpha(alpha: typing.Any) -> float | None:
 def _final_step(model: base.Estimator) -> base.Estimator:
     """The estimator that produces a (possibly nested) pipeline's output."""
     while isinstance(model, compose.Pipeline):
-        model = model._last_step
+        model = list(model.steps.values())[-1]
     return model
 
 
