@@ -16,6 +16,7 @@ import pickle
 import numpy as np
 import pytest
 from kernel_paths import (
+    BUILD_ERROR,
     KERNELS,
     kernel_path,  # noqa: F401  (a fixture)
     needs_kernels,
@@ -35,7 +36,7 @@ def test_the_compiled_kernels_are_built_wherever_they_can_be():
     if reason is not None:
         pytest.skip(f"the kernels cannot be built here: {reason}")
     missing = [name for name in KERNELS if getattr(_native, name) is None]
-    assert not missing, f"river_nrrls._kernels is not built: {missing}"
+    assert not missing, f"river_nrrls._kernels is not built: {missing}; {BUILD_ERROR}"
 
 
 # ------------------------------------------------------------------ model level
