@@ -165,7 +165,8 @@ def test_the_wheel_holds_the_package_and_not_the_paper_harness(wheels):
         "river_nrrls",
         f"river_nrrls-{version}.dist-info",
     }
-    for needed in ("__init__.py", "_threads.py", "py.typed", "cli/__init__.py", "cli/evaluate.py"):
+    shipped = ("__init__.py", "_threads.py", "py.typed", "_kernels.pyi", "cli/__init__.py")
+    for needed in (*shipped, "cli/evaluate.py"):
         assert f"river_nrrls/{needed}" in names, needed
     assert sum(name.endswith(".csv.gz") for name in names) == len(river_nrrls.datasets.NAMES)
     assert not [name for name in names if "bench" in name or name.startswith("river_nrrls/test")]
