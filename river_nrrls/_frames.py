@@ -74,7 +74,10 @@ def native_series(values: np.ndarray, *, name: typing.Hashable, like: typing.Any
 
     if values.dtype == object:
         values = pd.Series(values).infer_objects().to_numpy()
-    return to_native_series(values, name=name, like=nw.from_native(like, eager_only=True))
+    # river types the name as its backends' (str or None); pandas alone takes any hashable
+    return to_native_series(
+        values, name=typing.cast(str | None, name), like=nw.from_native(like, eager_only=True)
+    )
 
 
 def native_frame(values: np.ndarray, *, columns: list, like: typing.Any) -> typing.Any:

@@ -7,6 +7,7 @@ import math
 import operator
 
 import numpy as np
+from river.base.typing import ClfTarget
 
 __all__ = ["binary_proba", "exact_dot", "sigmoid", "weights_at", "with_capacity"]
 
@@ -61,6 +62,6 @@ def sigmoid(value: float) -> float:
     return exponential / (1.0 + exponential)
 
 
-def binary_proba(score: float) -> dict[bool, float]:
+def binary_proba(score: float) -> dict[ClfTarget, float]:
     """river's binary contract: ``{False: p0, True: p1}`` with p1 = sigmoid(score)."""
     return {False: sigmoid(-score), True: sigmoid(score)}

@@ -43,8 +43,10 @@ except ImportError as error:  # not built: the Python paths
             RuntimeWarning,
             stacklevel=2,
         )
-    outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
-    conjugate_gradients = each_weights = learn_remembered = stale_append = None
+    # None where the kernels do not load (mypy types the names from _kernels.pyi, the built
+    # extension, and has no notion of an optional one: every caller tests `is not None`)
+    outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None  # type: ignore[assignment]
+    conjugate_gradients = each_weights = learn_remembered = stale_append = None  # type: ignore[assignment]
 except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ from the build's
     warnings.warn(
         f"river_nrrls's compiled kernels cannot run with this scipy ({error}): "
@@ -52,12 +54,13 @@ except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ fro
         RuntimeWarning,
         stacklevel=2,
     )
-    outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None
-    conjugate_gradients = each_weights = learn_remembered = stale_append = None
+    outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None  # type: ignore[assignment]
+    conjugate_gradients = each_weights = learn_remembered = stale_append = None  # type: ignore[assignment]
 
 if pair_outputs is not None:  # BLAS on one thread from C (`use_thread_setters`)
+    # a function's address is never NULL (c_void_p's None); 0 would be refused as None would
     use_thread_setters(
-        tuple(ctypes.cast(setter, ctypes.c_void_p).value for setter in THREAD_SETTERS)
+        tuple(ctypes.cast(setter, ctypes.c_void_p).value or 0 for setter in THREAD_SETTERS)
     )
 
 __all__ = [

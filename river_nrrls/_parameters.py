@@ -17,8 +17,7 @@ import typing
 __all__ = ["LiveParameters", "parameter_names"]
 
 
-@functools.cache
-def parameter_names(cls: type) -> tuple[str, ...]:
+def _parameter_names(cls: type[object]) -> tuple[str, ...]:
     """The names of the parameters of ``cls.__init__`` (river's ``_get_params`` keys)."""
     parameters = inspect.signature(cls.__init__).parameters
     return tuple(
@@ -27,6 +26,11 @@ def parameter_names(cls: type) -> tuple[str, ...]:
         if name != "self"
         and parameter.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     )
+
+
+#: `_parameter_names`, cached per class. Declared as a function of a class: mypy takes the
+#: cache's arguments for ``Hashable`` and a class object for one only when its instances are.
+parameter_names: typing.Callable[[type], tuple[str, ...]] = functools.cache(_parameter_names)
 
 
 def _same(value: typing.Any, other: typing.Any) -> bool:

@@ -50,7 +50,11 @@ SETTER_NAME = "openblas_set_num_threads_local"
 _SYMBOL_PREFIXES = ("", "scipy_")
 _SYMBOL_SUFFIXES = ("", "64_", "_64")
 
-ThreadSetter = typing.Callable[[int], int]
+if typing.TYPE_CHECKING:
+    from _ctypes import CFuncPtr
+
+#: A ctypes function of the library, ``int setter(int n)``.
+ThreadSetter: typing.TypeAlias = "CFuncPtr"
 
 
 def _setter_in(path: str) -> ThreadSetter | None:

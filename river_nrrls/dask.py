@@ -272,9 +272,10 @@ def fit(
 
     if not transformers:
         return fitted
-    names = list(model.steps)
+    pipeline = typing.cast(compose.Pipeline, model)  # transformers come from a pipeline only
+    names = list(pipeline.steps)
     steps = [(name, step) for name, step in zip(names, transformers)]
-    return type(model)(*steps, (names[-1], fitted))
+    return type(pipeline)(*steps, (names[-1], fitted))
 
 
 def _weight_inputs(frame, weight) -> tuple[typing.Hashable | None, list]:
@@ -290,7 +291,9 @@ def _weight_inputs(frame, weight) -> tuple[typing.Hashable | None, list]:
     return weight, [None] * frame.npartitions
 
 
-def _final_nrrls(model: NRRLS | compose.Pipeline) -> NRRLS:
+def _final_nrrls(model: typing.Any) -> typing.Any:
+    """The final mergeable estimator of ``model`` (an NRRLS, an RLSRegressor), alone or at the
+    end of a pipeline; anything else raises ``TypeError``."""
     if is_mergeable(model):
         return model
     if issubclass(type(model), compose.Pipeline) and is_mergeable(list(model.steps.values())[-1]):

@@ -76,9 +76,10 @@ def _resolve_score(model: typing.Any, score: str) -> str:
     return score
 
 
-def _accepts_weight(method: typing.Callable) -> bool:
-    """Whether ``method`` takes a ``w`` keyword (or ``**kwargs``), as progressive_val_score asks."""
-    parameters = inspect.signature(method).parameters
+def _accepts_weight(model: typing.Any) -> bool:
+    """Whether ``model.learn_one`` takes a ``w`` keyword (or ``**kwargs``), as
+    progressive_val_score asks."""
+    parameters = inspect.signature(model.learn_one).parameters
     return "w" in parameters or any(
         parameter.kind == inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()
     )
@@ -310,7 +311,9 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
         intercept: bool = False,
         learn_base: bool = False,
     ):
-        self.model = model
+        # duck-typed: the score (``_resolve_score``) says which of ``predict_one``,
+        # ``predict_proba_one`` or ``decision_one`` it has (and learn_one, with learn_base)
+        self.model: typing.Any = model
         self.alpha = alpha
         self.cost_pos = cost_pos
         self.cost_neg = cost_neg
@@ -326,7 +329,7 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
             raise TypeError(f"learn_base must be a bool, got {learn_base!r}")
         self._score = _resolve_score(model, score)
         self._constant = 1.0 if intercept else 0.0  # the appended feature's value (0: none)
-        self._base_takes_w = bool(learn_base) and _accepts_weight(model.learn_one)
+        self._base_takes_w = bool(learn_base) and _accepts_weight(model)
         self._index = FeatureIndex()
         self._w = np.zeros(8)  # w, with spare capacity beyond self._index.size (zeros)
         self._bias = 0.0
@@ -534,7 +537,7 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
         to the base model."""
         return self._score_one(x, kwargs) >= 0.0
 
-    def predict_proba_one(self, x: dict, **kwargs) -> dict[bool, float]:
+    def predict_proba_one(self, x: dict, **kwargs) -> dict[base.typing.ClfTarget, float]:
         """``{False: sigmoid(-f(x)), True: sigmoid(f(x))}`` with ``f(x) = f0(x) + w . x``: a
         monotone map of the adapted score (the decision of `predict_one`), not a calibrated
         probability; ``kwargs`` go to the base model."""

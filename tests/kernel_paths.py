@@ -1,14 +1,16 @@
 """The two paths of every narrow step, for the tests: the compiled kernels and the Python paths.
 
 ``river_nrrls._kernels`` is optional (``setup.py``): where it is not built the compiled path's
-tests are skipped, saying why, and ``test_kernels.py``'s one test of the build asserts it exists
-only where a C compiler, Cython and setuptools are there to build it.
+tests are skipped, saying why (the end of the failed build's output, which the root
+``conftest.py`` keeps), and ``test_kernels.py``'s one test of the build asserts it exists only
+where a C compiler, Cython and setuptools are there to build it.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import tempfile
 
 import pytest
@@ -17,9 +19,13 @@ from river_nrrls import _native
 
 KERNELS = [name for name in _native.__all__ if name.islower()]  # the functions, not constants
 BUILT = all(getattr(_native, name) is not None for name in KERNELS)
+#: The end of the failed in-place build's output (the compiler's error), None when it did not fail
+#: (conftest.py's BUILD_ERROR_VARIABLE).
+BUILD_ERROR = os.environ.get("RIVER_NRRLS_KERNEL_BUILD_ERROR")
 NOT_BUILT = (
     "river_nrrls._kernels is not built here (no C compiler, or no Cython at build time): "
     "the Python paths run, and the compiled path is not tested"
+    + ("" if BUILD_ERROR is None else f"; {BUILD_ERROR}")
 )
 needs_kernels = pytest.mark.skipif(not BUILT, reason=NOT_BUILT)
 

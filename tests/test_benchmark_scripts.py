@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every benchmark script's quick mode
+
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
 
 

@@ -686,6 +686,7 @@ def _wide_csv(path, n_columns: int, n_rows: int = 2) -> str:
     return _write_csv(path, names + ["y"], rows)
 
 
+@pytest.mark.slow
 def test_a_wide_file_is_streamed_and_a_model_out_of_memory_is_one_line(capsys, tmp_path):
     """60,000 columns: river's models learn it; NR-RLS's features x features matrix does not
     fit (a MemoryError traceback with exit code 1 before: one line and exit code 2 now)."""
@@ -747,6 +748,7 @@ def _peak_bytes(capsys, path) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_the_rows_of_a_csv_file_are_streamed_not_kept(capsys, monkeypatch, tmp_path):
     """Four times the rows, the same memory (every row was kept before: 394 bytes a row, and
     a 1.9 MB gzip of 134 M rows ran out of memory)."""

@@ -31,6 +31,8 @@ from river import compose, linear_model, preprocessing  # noqa: E402
 from river_nrrls import NRRLS, PolynomialExtender  # noqa: E402
 from river_nrrls import dask as nrrls_dask  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a Dask cluster
+
 RTOL = 1e-9
 RTOL_WOODBURY = 1e-6
 FEATURES = ["f0", "f1", "f2", "flag", "late", "never"]

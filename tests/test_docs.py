@@ -53,6 +53,7 @@ def build_site(out: pathlib.Path) -> None:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> pathlib.Path:
+    """The site, built once for the module's tests (each marked slow)."""
     out = tmp_path_factory.mktemp("site")
     build_site(out)
     return out
@@ -77,6 +78,7 @@ def public_names() -> list[tuple[str, str]]:
     return names
 
 
+@pytest.mark.slow  # builds the site
 def test_every_public_name_has_an_api_entry(site):
     documented = inventory(site)
     missing = []
@@ -91,12 +93,14 @@ def test_every_public_name_has_an_api_entry(site):
     assert len(public_names()) > 40  # the list itself is not empty by accident
 
 
+@pytest.mark.slow  # builds the site
 def test_the_inventory_check_can_fail(site):
     documented = inventory(site)
     assert "river_nrrls.NRRLS" in documented
     assert "river_nrrls.NRRLS.no_such_method" not in documented
 
 
+@pytest.mark.slow  # builds the site
 def test_pages_render_the_figures_notebooks_and_cli_usage(site):
     paper = (site / "results" / "paper" / "index.html").read_text(encoding="utf-8")
     assert 'src="gmean_per_dataset.png"' in paper
@@ -110,6 +114,7 @@ def test_pages_render_the_figures_notebooks_and_cli_usage(site):
     assert "0.1.0" in changelog
 
 
+@pytest.mark.slow  # builds the site
 def test_api_pages_show_no_sphinx_roles_or_raw_footnotes(site):
     for page in (site / "api").rglob("*.html"):
         text = page.read_text(encoding="utf-8")
@@ -196,6 +201,7 @@ def test_every_public_method_has_a_docstring():
     assert not documented_now, f"documented now, take out of AWAITING_DOCSTRINGS: {documented_now}"
 
 
+@pytest.mark.slow  # builds the site
 def test_api_pages_show_methods_of_private_bases_but_not_the_bases(site):
     baselines = (site / "api" / "baselines" / "index.html").read_text(encoding="utf-8")
     for name in ("ARRLS", "IRRLS", "CWClassifier", "AROWClassifier", "ACOGClassifier"):
@@ -215,6 +221,7 @@ def test_pages_hold_no_control_characters():
         assert not bad, f"{path}: control characters {bad[:3]}"
 
 
+@pytest.mark.slow  # builds the site
 def test_readme_links_to_the_site_lead_to_pages_and_anchors_of_the_built_site(site):
     site_url = "https://river-nrrls.github.io/river-nrrls/"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

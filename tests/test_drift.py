@@ -312,6 +312,7 @@ def test_river_check_on_drift_retraining_nrrls(estimator, check):
 # ------------------------------------------- 4. DriftRetrainingClassifier + OCSCA
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("learn_base", [False, True])
 def test_ocsca_inside_drift_retraining_classifier(drifting, learn_base):
     # f0: NR-RLS trained offline on the pre-drift concept (SEA variant 3, 10 % positives).

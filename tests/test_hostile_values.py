@@ -16,6 +16,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from kernel_paths import NOT_BUILT
 from river import linear_model
 
 from river_nrrls import NRRLS, OCSCA, CSOGDClassifier, _native
@@ -51,7 +52,7 @@ def kernel(request, monkeypatch):
     if request.param == "python":
         monkeypatch.setattr(_native, "refill", None)
     elif _native.refill is None:
-        pytest.skip("the compiled kernels are not built")
+        pytest.skip(NOT_BUILT)
     return request.param
 
 

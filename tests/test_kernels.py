@@ -10,12 +10,17 @@ same models as the kernels.
 
 from __future__ import annotations
 
+import ast
 import copy
+import importlib
+import inspect
+import pathlib
 import pickle
 
 import numpy as np
 import pytest
 from kernel_paths import (
+    BUILD_ERROR,
     KERNELS,
     kernel_path,  # noqa: F401  (a fixture)
     needs_kernels,
@@ -35,7 +40,37 @@ def test_the_compiled_kernels_are_built_wherever_they_can_be():
     if reason is not None:
         pytest.skip(f"the kernels cannot be built here: {reason}")
     missing = [name for name in KERNELS if getattr(_native, name) is None]
-    assert not missing, f"river_nrrls._kernels is not built: {missing}"
+    assert not missing, f"river_nrrls._kernels is not built: {missing}; {BUILD_ERROR}"
+
+
+def _stub_signatures() -> dict[str, list[str]]:
+    """The parameters (``name`` or ``name=``, with a default) of each kernel of the stub."""
+    path = pathlib.Path(_native.__file__).with_name("_kernels.pyi")
+    signatures = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef):
+            arguments = node.args.args
+            first_default = len(arguments) - len(node.args.defaults)
+            signatures[node.name] = [
+                argument.arg + ("=" if i >= first_default else "")
+                for i, argument in enumerate(arguments)
+            ]
+    return signatures
+
+
+@needs_kernels
+def test_the_stub_declares_the_built_kernels():
+    # river_nrrls/_kernels.pyi is what mypy reads of the extension: the same functions, with the
+    # same parameters in the same order (and the same ones with defaults)
+    kernels = importlib.import_module("river_nrrls._kernels")
+    built = {}
+    for name, function in vars(kernels).items():
+        if not name.startswith("_") and callable(function):
+            parameters = inspect.signature(function).parameters.values()
+            built[name] = [
+                p.name + ("" if p.default is inspect.Parameter.empty else "=") for p in parameters
+            ]
+    assert _stub_signatures() == built
 
 
 # ------------------------------------------------------------------ model level

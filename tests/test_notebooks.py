@@ -25,6 +25,8 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+pytestmark = pytest.mark.slow  # runs every notebook
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 EXPECTED = ("01_quick_start", "02_exactness", "03_paper_results", "04_ocsca", "05_drift")

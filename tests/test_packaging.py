@@ -158,6 +158,7 @@ def wheels(tmp_path_factory) -> dict[str, Wheel]:
     return found
 
 
+@pytest.mark.slow  # pip builds the wheels
 def test_the_wheel_holds_the_package_and_not_the_paper_harness(wheels):
     names, requires = wheels["river_nrrls"]
     version = river_nrrls.__version__
@@ -169,6 +170,7 @@ def test_the_wheel_holds_the_package_and_not_the_paper_harness(wheels):
         "__init__.py",
         "_threads.py",
         "py.typed",
+        "_kernels.pyi",
         "cli/__init__.py",
         "cli/evaluate.py",
         "cli/_csv_stream.py",
@@ -181,6 +183,7 @@ def test_the_wheel_holds_the_package_and_not_the_paper_harness(wheels):
     assert not [r for r in requires if "extra ==" not in r and "matplotlib" in r]  # bench extra
 
 
+@pytest.mark.slow  # pip builds the wheels
 def test_the_harness_is_a_wheel_of_its_own(wheels):
     names, requires = wheels["river_nrrls_bench"]
     assert {name.split("/")[0] for name in names} == {

@@ -67,6 +67,7 @@ def _clone_environment(*paths: pathlib.Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
+    """The harness's quick run, once for the module's tests (each marked slow)."""
     out = tmp_path_factory.mktemp("quick")
     completed = subprocess.run(
         [sys.executable, str(HARNESS / "run.py"), "--quick", "--jobs", "2", "--no-progress"]
@@ -95,6 +96,7 @@ def _markdown_tables(text: str) -> list[list[list[str]]]:
     return tables
 
 
+@pytest.mark.slow  # the quick run of the harness (a minute)
 def test_quick_run_succeeds_and_writes_every_output(quick):
     code, out, stdout = quick
     assert code == 0
@@ -106,6 +108,7 @@ def test_quick_run_succeeds_and_writes_every_output(quick):
     assert "NR-RLS == TER predictions: 24/24 folds" in stdout
 
 
+@pytest.mark.slow  # the quick run of the harness (a minute)
 def test_quick_tables_parse(quick):
     _, out, _ = quick
     tables = _markdown_tables((out / "README.md").read_text(encoding="utf-8"))
@@ -118,6 +121,7 @@ def test_quick_tables_parse(quick):
         assert len(frame) > 0, name
 
 
+@pytest.mark.slow  # the quick run of the harness (a minute)
 def test_quick_nrrls_equals_ter_on_every_fold(quick):
     _, out, _ = quick
     checks = pd.read_csv(out / "checks.csv")
@@ -136,6 +140,7 @@ def test_quick_nrrls_equals_ter_on_every_fold(quick):
     assert "**24/24 folds**" in (out / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # the quick run of the harness (a minute)
 def test_quick_gmean_table_is_the_mean_over_the_folds(quick):
     _, out, _ = quick
     folds = pd.read_csv(out / "folds.csv")
@@ -158,6 +163,7 @@ def _cell_rank(cell: str) -> float:
     return float(re.fullmatch(r"[\d.]+ ± [\d.]+ \(([\d.]+)\)", cell).group(1))
 
 
+@pytest.mark.slow  # the quick run of the harness (a minute)
 def test_quick_ranks_follow_the_gmeans(quick):
     _, out, _ = quick
     gmean = pd.read_csv(out / "gmean.csv")
@@ -189,6 +195,7 @@ def test_quick_ranks_follow_the_gmeans(quick):
         np.testing.assert_allclose(got[list(protocol.ONLINE_LEARNERS)], expected)
 
 
+@pytest.mark.slow  # the quick run of the harness (a minute)
 def test_quick_statistics_are_finite_and_consistent(quick):
     _, out, stdout = quick
     ranks = pd.read_csv(out / "ranks.csv")
@@ -199,6 +206,7 @@ def test_quick_statistics_are_finite_and_consistent(quick):
     assert f"CD = {bstats.nemenyi_cd(12, 3):.2f}" in stdout
 
 
+@pytest.mark.slow  # the quick run of the harness (a minute)
 def test_quick_orders_were_chosen_on_the_training_half_only(quick):
     """Re-run the split and the order race of one fold: the same order, from training data."""
     _, out, _ = quick
@@ -217,6 +225,7 @@ def test_quick_orders_were_chosen_on_the_training_half_only(quick):
     assert math.isclose(scores[2], float(row["selector_gmean_r2"].iloc[0]), rel_tol=1e-5)
 
 
+@pytest.mark.slow  # the quick run of the harness (a minute)
 def test_quick_figure_data(quick):
     _, out, _ = quick
     norms = pd.read_csv(out / "weight_norm.csv")
@@ -229,6 +238,7 @@ def test_quick_figure_data(quick):
 # ------------------------------------------------------------------------ the long stream
 
 
+@pytest.mark.slow
 def test_long_stream_quick(tmp_path):
     code = cli.main(
         ["benchmark", "--long-stream", "--samples", "3000", "--no-progress", "--out", str(tmp_path)]

@@ -1,7 +1,8 @@
 """The README shows what really happens.
 
 - Its Quick start has exactly two commands, and the second is what CI runs (a line of
-  ``.ci/run``, followed only by the compiled code's sanitizer and other-Python runs).
+  ``.ci/run``, followed only by ruff, mypy and the compiled code's sanitizer and other-Python
+  runs).
 - The output shown for ``river-nrrls evaluate`` is what the command prints (every column but
   the time and memory, which depend on the machine).
 - Every Python example is followed by the output it prints: each one runs on its own, in a
@@ -47,9 +48,10 @@ def test_quick_start_has_exactly_two_commands():
     )
 
 
-def test_ci_runs_the_readme_test_command_then_only_the_compiled_code_checks():
-    """.ci/run runs the README's test command verbatim; after it, only the sanitizer run and
-    the other Pythons' run of the kernel and estimator tests (issue: compiled core)."""
+def test_ci_runs_the_readme_test_command_then_only_the_checks():
+    """.ci/run runs the README's test command verbatim; after it, only ruff, mypy (the habits
+    of .pre-commit-config.yaml), the sanitizer run and the other Pythons' run of the kernel and
+    estimator tests (issue: compiled core)."""
     ci_lines = [
         line
         for line in (ROOT / ".ci" / "run").read_text().splitlines()
@@ -58,7 +60,13 @@ def test_ci_runs_the_readme_test_command_then_only_the_compiled_code_checks():
     test_command = _quick_start_commands()[1]
     assert test_command in ci_lines
     after = ci_lines[ci_lines.index(test_command) + 1 :]
-    assert after == ["bash .ci/sanitize", "bash .ci/other-pythons"]
+    assert after == [
+        ".venv/bin/ruff check .",
+        ".venv/bin/ruff format --check .",
+        ".venv/bin/mypy river_nrrls",
+        "bash .ci/sanitize",
+        "bash .ci/other-pythons",
+    ]
 
 
 def test_quick_start_output_is_what_evaluate_prints():

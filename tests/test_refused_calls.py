@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from kernel_paths import NOT_BUILT
 
 from river_nrrls import NRRLS, _memory, _native
 
@@ -29,7 +30,7 @@ def path(request, monkeypatch):
         for name in (name for name in _native.__all__ if name.islower()):  # every kernel
             monkeypatch.setattr(_native, name, None)
     elif _native.refill is None:
-        pytest.skip("the compiled kernels are not built on this machine")
+        pytest.skip(NOT_BUILT)
     return request.param
 
 

@@ -27,6 +27,11 @@ def _public_estimators():
             yield obj
 
 
+#: The checks that learn long streams (memory measured as it grows): most of this file's time, so
+#: outside the inner loop (``-m "not slow"``); every other check stays in it.
+SLOW_CHECKS = frozenset({"check_bounded_memory_growth"})
+
+
 def _cases():
     for klass in _public_estimators():
         for i, params in enumerate(klass._unit_test_params()):
@@ -34,7 +39,9 @@ def _cases():
             for check in checks.yield_checks(model):
                 if check.__name__ in model._unit_test_skips():
                     continue
-                yield pytest.param(model, check, id=f"{klass.__name__}[{i}]-{check.__name__}")
+                marks = [pytest.mark.slow] if check.__name__ in SLOW_CHECKS else []
+                case = f"{klass.__name__}[{i}]-{check.__name__}"
+                yield pytest.param(model, check, marks=marks, id=case)
 
 
 @pytest.mark.parametrize(("estimator", "check"), list(_cases()))

@@ -138,6 +138,7 @@ def test_ill_conditioned_stream(update_path):
         assert ref.relative_error(model) <= RTOL, i
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forgetting", [0.99, 0.9])
 def test_long_forgetting_run_does_not_drift(forgetting, update_path):
     """2 x 10^5 steps by default; ``RLS_LONG_STEPS=1000000`` runs the 10^6 of the issue (about

@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 import pytest
 from test_docs import build_site
 
+pytestmark = pytest.mark.slow  # builds the site and loads every page in Chromium
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 #: The names under which Debian and others install Chromium.

@@ -15,6 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
+import pytest
 from helpers import is_missing, pickled_state
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -357,3 +358,4 @@ Models.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 TestModels = Models.TestCase
+pytestmark = pytest.mark.slow  # a hundred random programs of thirty steps

@@ -179,6 +179,7 @@ def test_readme_has_python_blocks():
     assert sorted(undefined_names("a = b + len(c)\nimport d\nd.e(a)\nf += a")) == ["b", "c", "f"]
 
 
+@pytest.mark.slow  # mypy runs (a minute with a cold cache)
 @pytest.mark.parametrize("block", readme_blocks(), ids=lambda block: f"line{block.line}")
 def test_readme_block_type_checks(block, mypy_errors):
     errors = mypy_errors[f"readme_line_{block.line}.py"]
@@ -194,6 +195,7 @@ def test_readme_block_type_checks(block, mypy_errors):
         assert any(message in error for error in found), found
 
 
+@pytest.mark.slow  # mypy runs
 def test_bundled_datasets_fit_river_stream_types(mypy_errors):
     """Every data set is a river ``Dataset`` (iterable of ``dict[FeatureName, Any]`` pairs)
     and its samples a ``Stream`` (``dict[str, float]`` samples were not: dict is invariant)."""

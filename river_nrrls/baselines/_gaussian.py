@@ -44,7 +44,7 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
         dim = self._index.size
         self._mean = np.zeros(dim)  # mu
         if self._diagonal:
-            self._covariance = np.full(dim, self._initial_variance)  # diag(Sigma)
+            self._covariance: np.ndarray = np.full(dim, self._initial_variance)  # diag(Sigma)
         else:
             self._covariance = self._initial_variance * np.eye(dim, order="F")  # Sigma_0 = a I
 
@@ -109,11 +109,13 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
         vector = self._index.dense_one(x, grow=False).vector
         return float(self._mean @ vector)
 
-    def predict_one(self, x: dict) -> bool:
+    # river's Classifier declares ``**kwargs`` (a Pipeline passes its own on); this classifier
+    # takes none, so that a stray keyword raises, as river's own classifiers do
+    def predict_one(self, x: dict) -> bool:  # type: ignore[override]
         """``True`` when the margin ``mu . x`` is at least 0 (so ``True`` before any learning)."""
         return self.decision_one(x) >= 0.0
 
-    def predict_proba_one(self, x: dict) -> dict[bool, float]:
+    def predict_proba_one(self, x: dict) -> dict[base.typing.ClfTarget, float]:  # type: ignore[override]
         """``P(w . x >= 0)`` for ``w ~ N(mu, Sigma)``: ``Phi(mu.x / sqrt(x^T Sigma x))``.
 
         Features not seen yet count with their prior variance.

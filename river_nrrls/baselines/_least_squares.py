@@ -74,7 +74,10 @@ class OneVsRestLeastSquares(LiveParameters, base.Classifier):
             return {}
         return dict(zip(self._labels, (self._weight_matrix() @ vector).tolist()))
 
-    def predict_one(self, x: dict) -> typing.Hashable | None:
+    # river's Classifier declares ``**kwargs`` (a Pipeline passes its own on) and labels of its
+    # ClfTarget (bool, str, int); this classifier takes no keyword, so that a stray one raises, as
+    # river's own classifiers do, and any hashable label
+    def predict_one(self, x: dict) -> typing.Hashable | None:  # type: ignore[override]
         """The class with the largest output ``w_k . x``; ``None`` before any learning.
 
         Ties go to the class seen first.
@@ -85,12 +88,12 @@ class OneVsRestLeastSquares(LiveParameters, base.Classifier):
             return None
         return max(decision, key=decision.__getitem__)
 
-    def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
+    def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:  # type: ignore[override]
         """Softmax of ``2 f_k / eta`` over the seen classes (NRRLS's convention)."""
         scale = 2.0 / self._eta
-        return utils.math.softmax(
-            {label: scale * output for label, output in self.decision_one(x).items()}
-        )
+        probabilities = {label: scale * output for label, output in self.decision_one(x).items()}
+        utils.math.softmax(probabilities)  # in place
+        return probabilities
 
     @property
     def weights(self) -> dict[typing.Hashable, dict[typing.Hashable, float]]:

@@ -146,8 +146,8 @@ class ACOGClassifier(GaussianLinearClassifier):
         if loss not in _LOSSES:
             raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
         self._setup(1.0, diagonal, intercept)  # Sigma_0 = I
-        self._n_positive = 0  # T_p
-        self._n_negative = 0  # T_n
+        self._n_positive: float = 0  # T_p
+        self._n_negative: float = 0  # T_n
 
     @classmethod
     def _unit_test_params(cls):

@@ -228,11 +228,13 @@ class CSOGDClassifier(LiveParameters, base.Classifier):
         score = self._score_one(x)
         return {True: score, False: -score}
 
-    def predict_one(self, x: dict) -> bool:
+    # river's Classifier declares ``**kwargs`` (a Pipeline passes its own on); this classifier
+    # takes none, so that a stray keyword raises, as river's own classifiers do
+    def predict_one(self, x: dict) -> bool:  # type: ignore[override]
         """``True`` when the score ``w . x`` is at least 0 (so ``True`` before any learning)."""
         return self._score_one(x) >= 0.0
 
-    def predict_proba_one(self, x: dict) -> dict[bool, float]:
+    def predict_proba_one(self, x: dict) -> dict[base.typing.ClfTarget, float]:  # type: ignore[override]
         """``{False: sigmoid(-w . x), True: sigmoid(w . x)}``: a monotone map of the score, not
         a calibrated probability."""
         return binary_proba(self._score_one(x))

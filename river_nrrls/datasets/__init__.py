@@ -190,6 +190,8 @@ def load(name: str) -> KeelDataset:
 
     """
     try:
-        return DATASETS[_ALIASES[_key(name)]]()
+        # each class of DATASETS fixes its data set, so takes no argument (KeelDataset's own
+        # constructor does: mypy cannot tell a subclass's constructor from type[KeelDataset])
+        return DATASETS[_ALIASES[_key(name)]]()  # type: ignore[call-arg]
     except KeyError:
         raise KeyError(f"unknown data set {name!r}; known: {', '.join(NAMES)}") from None
