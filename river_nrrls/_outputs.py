@@ -13,7 +13,7 @@ import typing
 import numpy as np
 
 if typing.TYPE_CHECKING:
-    from ._stats import ColumnNamer
+    from ._ranges import ColumnNamer
 
 __all__ = ["refuse_overflow", "softmax"]
 

@@ -105,7 +105,7 @@ def refuse_large_values(matrix: np.ndarray, name_of: ColumnNamer, rows: typing.A
         refuse_out_of_range(
             np.where(np.arange(matrix.shape[1]) == column, np.inf, 0.0),
             name_of,
-            f" (row {row_name(rows, row)!r})",
+            f" (row {row_name(rows, int(row))!r})",
         )
 
 

@@ -256,6 +256,7 @@ class ClassStatistics:
         """A sample of load ``load`` (what `river_nrrls._ranges.check_sample` gives) was added
         as `plain_update` allowed (the compiled ``learn_remembered``): the range bound follows,
         as `update_one` keeps it."""
+        assert self._bound is not None  # (`plain_update` gave a bound)
         self._bound += load
 
     def update_one(

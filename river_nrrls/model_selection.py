@@ -326,7 +326,9 @@ class PolynomialOrderSelector(base.Classifier):
         for forgetting in [None] if grid is None else grid:
             classifier = self._classifier_of(forgetting)
             if self._shared:
-                self._nested[forgetting] = NestedOrders(self._orders, self._extender, classifier)
+                # (an NRRLS: `shares_statistics`)
+                nrrls = typing.cast(NRRLS, classifier)
+                self._nested[forgetting] = NestedOrders(self._orders, self._extender, nrrls)
             else:
                 for order in self._orders:
                     self._pipelines[self._key(order, forgetting)] = compose.Pipeline(
@@ -466,9 +468,10 @@ class PolynomialOrderSelector(base.Classifier):
         scorers = self._pipelines
         if self._block > 1:
             # A new block starts from frozen copies of the pipelines as they are now.
-            scorers = self._scorers
-            if self._block_position == 0 or scorers is None:
-                scorers = {key: copy.deepcopy(model) for key, model in self._pipelines.items()}
+            frozen = self._scorers
+            if self._block_position == 0 or frozen is None:
+                frozen = {key: copy.deepcopy(model) for key, model in self._pipelines.items()}
+            scorers = frozen
         # Predict with every candidate first: a bad x raises here, before any state changed.
         predictions = [
             scorers[key].predict_one(x) if use_labels else scorers[key].predict_proba_one(x)
@@ -536,7 +539,7 @@ class PolynomialOrderSelector(base.Classifier):
     def _predict_orders(self, nested: NestedOrders, solution: NestedSolution, expanded: dict):
         """Every order's prediction (label, or probabilities) from one solution."""
         if not solution.labels:
-            empty = None if self._metric.requires_labels else {}
+            empty: dict | None = None if self._metric.requires_labels else {}
             return [empty] * len(self._orders)
         outputs = nested.outputs(solution, nested.vector(expanded))
         if self._metric.requires_labels:
@@ -562,7 +565,7 @@ class PolynomialOrderSelector(base.Classifier):
             return nested, solution.labels, None
         return nested, solution.labels, nested.outputs(solution, vector, order)
 
-    def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
+    def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:  # type: ignore[override]  # (river's **kwargs: unused here, a misspelt keyword raises)
         """The probabilities of the best order so far: what its pipeline (`best_model`) would
         give, computed from the shared statistics when the classifier is an NRRLS."""
         if not self._shared:
@@ -570,7 +573,7 @@ class PolynomialOrderSelector(base.Classifier):
         nested, labels, outputs = self._best_outputs(x)
         return {} if outputs is None else nested.probabilities(labels, outputs)
 
-    def predict_one(self, x: dict) -> typing.Hashable | None:
+    def predict_one(self, x: dict) -> typing.Hashable | None:  # type: ignore[override]  # (river's **kwargs: unused here, a misspelt keyword raises)
         """The prediction of the best order so far: what its pipeline (`best_model`) would
         predict, computed from the shared statistics when the classifier is an NRRLS."""
         if not self._shared:

@@ -101,9 +101,11 @@ def _full_layout(features: list, degree: int, include_bias: bool):
     sources.extend((feature,) for feature in features)
     orders = [1] * len(names)  # the constant and the inputs: from degree 1 on
     parents = []
-    previous = {(j,): j for j in positions}  # monomial (sorted positions) -> column in its block
+    # monomial (sorted positions) -> column in its block
+    previous: dict[tuple[int, ...], int] = {(j,): j for j in positions}
     for size in range(2, degree + 1):
-        current, prefix, last = {}, [], []
+        current: dict[tuple[int, ...], int] = {}
+        prefix, last = [], []
         for combo in itertools.combinations_with_replacement(positions, size):
             current[combo] = len(current)
             prefix.append(previous[combo[:-1]])
@@ -286,7 +288,8 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
                 )
         elif n_features is not None:
             raise ValueError(f"n_features is only used by aggregate='mean', got {n_features!r}")
-        self._scale = 1.0 / n_features if aggregate == "mean" else 1.0  # S = scale * sum_j x_j
+        # S = scale * sum_j x_j (n_features is a positive int with aggregate="mean", else None)
+        self._scale = 1.0 if n_features is None else 1.0 / n_features
         self._layouts: dict[tuple, _Layout] = {}
 
     @classmethod
@@ -390,7 +393,7 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
             )
         return expanded
 
-    def transform_one(self, x: dict) -> dict[str, float]:
+    def transform_one(self, x: dict) -> dict:
         """Expand one sample: ``{term name: value}``, the terms listed above, named and ordered
         as the columns of `transform_many`. A value whose expansion would overflow raises a
         ``ValueError`` naming the feature."""
