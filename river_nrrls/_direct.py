@@ -133,12 +133,12 @@ def pair_kernel_weights(
 ) -> np.ndarray | None:
     """Two classes, in one compiled call (``pair_weights``): the class weights, M = w_0 A^0 +
     w_1 A^1 + b I, r_0 and r_1 (the targets tau +- eta) and one dposv; the weights as rows of
-    ``stats.dim`` columns, or None when M is not positive definite or they overflow (the
-    caller must check that the kernel is built)."""
+    ``stats.dim`` columns, or None when the kernel is not built, or M is not positive
+    definite or they overflow."""
     dim = stats.dim
     weights = np.empty((2, dim), order="F")
     info = _native.pair_weights(stats.buffer, dim, first, reweight, tau, eta, l2, weights)
-    return weights if _trusted(info, weights, l2) else None
+    return weights if info is not None and _trusted(info, weights, l2) else None
 
 
 def each_kernel_weights(
@@ -147,9 +147,7 @@ def each_kernel_weights(
     """Reweighted multiclass in one compiled call (``each_weights``): every class's M_k and r_k
     and one dposv each; the weights as rows of ``stats.dim`` columns, or None when the kernel
     is not built, or an M_k is not positive definite or the weights overflow."""
-    if _native.each_weights is None:
-        return None
     dim = stats.dim
     weights = np.empty((len(stats.labels), dim), order="F")
     info = _native.each_weights(stats.buffer, dim, first, tau, eta, l2, weights)
-    return weights if _trusted(info, weights, l2) else None
+    return weights if info is not None and _trusted(info, weights, l2) else None
