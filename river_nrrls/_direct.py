@@ -27,6 +27,7 @@ if typing.TYPE_CHECKING:
     from ._stats import ClassStatistics
 
 __all__ = [
+    "TINY_RIDGE",
     "each_kernel_weights",
     "pair_kernel_weights",
     "solve_batched",
@@ -36,14 +37,14 @@ __all__ = [
 
 # Below this ridge b a successful factorisation may still give an overflowing solution (the
 # smallest eigenvalue of M = ... + b I is at least b): the solution is checked.
-_TINY_RIDGE = 1e-200
+TINY_RIDGE = 1e-200
 
 
 def _trusted(info: int, weights: np.ndarray, ridge: float) -> bool:
     """Whether a LAPACK solve that returned ``info`` gave usable ``weights``: it succeeded, and
     either ``ridge`` (a lower bound of M's smallest eigenvalue) rules an overflow out or the
     weights are finite."""
-    return info == 0 and (ridge > _TINY_RIDGE or bool(np.isfinite(weights).all()))
+    return info == 0 and (ridge > TINY_RIDGE or bool(np.isfinite(weights).all()))
 
 
 def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.ndarray:

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _native
 from ._checks import SMALLEST_WEIGHT, STATISTICS_LIMIT
+from ._direct import TINY_RIDGE
 from ._solver import Solver, SystemSolver
 from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
 
@@ -43,15 +44,12 @@ __all__ = ["FusedPrediction", "learn_remembered", "pair_outputs"]
 # A free-threaded build runs other threads during a kernel: BLAS threads are then set only by
 # `one_blas_thread`, whose count of the threads inside keeps the setting consistent.
 _GIL_ENABLED = getattr(sys, "_is_gil_enabled", lambda: True)()
-# Below this ridge b a successful factorisation may still give an overflowing solution
-# (`river_nrrls._direct`): the weights are checked.
-_TINY_RIDGE = 1e-200
 
 
 #: A two-class prediction in one call (`pair_outputs`): w_0 and w_1 as rows (Fortran order,
 #: what the model caches), x over the dense columns, and the outputs w_k . x (None: one is
-#: not finite, the caller refuses it). A plain tuple: a record's allocation would cost the
-#: fast path a good part of what it saves.
+#: not finite, the caller refuses it). A plain tuple: a record would add an allocation to
+#: every fast prediction.
 FusedPrediction = tuple[np.ndarray, np.ndarray, "list[float] | None"]
 
 
@@ -130,7 +128,7 @@ def pair_outputs(
         return None
     vector, info, outputs = result
     index.refilled(cache, vector)
-    if info != 0 or (parameters.l2 <= _TINY_RIDGE and not np.isfinite(weights).all()):
+    if info != 0 or (parameters.l2 <= TINY_RIDGE and not np.isfinite(weights).all()):
         return None  # the general path solves again, with solve_spd's fallbacks
     solver.pair_kernel_solved(stats)
     return weights, vector, outputs
