@@ -27,6 +27,7 @@ if typing.TYPE_CHECKING:
     from ._stats import ClassStatistics
 
 __all__ = [
+    "TINY_RIDGE",
     "each_kernel_weights",
     "pair_kernel_weights",
     "solve_batched",
@@ -36,14 +37,14 @@ __all__ = [
 
 # Below this ridge b a successful factorisation may still give an overflowing solution (the
 # smallest eigenvalue of M = ... + b I is at least b): the solution is checked.
-_TINY_RIDGE = 1e-200
+TINY_RIDGE = 1e-200
 
 
 def _trusted(info: int, weights: np.ndarray, ridge: float) -> bool:
     """Whether a LAPACK solve that returned ``info`` gave usable ``weights``: it succeeded, and
     either ``ridge`` (a lower bound of M's smallest eigenvalue) rules an overflow out or the
     weights are finite."""
-    return info == 0 and (ridge > _TINY_RIDGE or bool(np.isfinite(weights).all()))
+    return info == 0 and (ridge > TINY_RIDGE or bool(np.isfinite(weights).all()))
 
 
 def solve_spd(matrix: np.ndarray, rhs: np.ndarray, ridge: float = 0.0) -> np.ndarray:
@@ -133,12 +134,12 @@ def pair_kernel_weights(
 ) -> np.ndarray | None:
     """Two classes, in one compiled call (``pair_weights``): the class weights, M = w_0 A^0 +
     w_1 A^1 + b I, r_0 and r_1 (the targets tau +- eta) and one dposv; the weights as rows of
-    ``stats.dim`` columns, or None when M is not positive definite or they overflow (the
-    caller must check that the kernel is built)."""
+    ``stats.dim`` columns, or None when the kernel is not built, or M is not positive
+    definite or they overflow."""
     dim = stats.dim
     weights = np.empty((2, dim), order="F")
     info = _native.pair_weights(stats.buffer, dim, first, reweight, tau, eta, l2, weights)
-    return weights if _trusted(info, weights, l2) else None
+    return weights if info is not None and _trusted(info, weights, l2) else None
 
 
 def each_kernel_weights(
@@ -147,9 +148,7 @@ def each_kernel_weights(
     """Reweighted multiclass in one compiled call (``each_weights``): every class's M_k and r_k
     and one dposv each; the weights as rows of ``stats.dim`` columns, or None when the kernel
     is not built, or an M_k is not positive definite or the weights overflow."""
-    if _native.each_weights is None:
-        return None
     dim = stats.dim
     weights = np.empty((len(stats.labels), dim), order="F")
     info = _native.each_weights(stats.buffer, dim, first, tau, eta, l2, weights)
-    return weights if _trusted(info, weights, l2) else None
+    return weights if info is not None and _trusted(info, weights, l2) else None

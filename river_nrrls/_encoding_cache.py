@@ -4,10 +4,10 @@ River's prequential loop encodes every sample twice (``predict_one``, then ``lea
 the samples of a stream usually have the same keys. Each encoding of
 `river_nrrls._index.FeatureIndex` keeps one record of its last sample:
 
-- `RememberedSample`, for ``dense_one``: the keys, values, read-only vector and `SampleLayout`
-  of the last sample whose features were all known and present. A sample with the same keys
+- `RememberedSample`, for ``dense_one``: the keys, read-only vector and `SampleLayout` of the
+  last sample whose features were all known and present. A sample with the same keys
   (`same_keys`) and finite real values is refilled at the same columns, without a look-up:
-  the compiled ``refill``, or the index's Python twin.
+  ``_native.refill`` (the compiled kernel, or its twin in ``_twins.py``).
 - `SparseMemo`, for ``encode_sparse``: the last sample whose values were all plain ints and
   floats, with its two encodings (`SparseSample`, with and without its new features). A sample
   with the same keys and values (`SparseMemo.repeats`) reuses them, without validation.
@@ -80,40 +80,29 @@ class SampleLayout:
 class RememberedSample:
     """The last sample ``FeatureIndex.dense_one`` encoded with every feature known and present.
 
-    The fused paths of `river_nrrls.nrrls.NRRLS` read its ``keys``, ``vector`` and
-    ``layout.columns`` to refill it in a compiled call, and keep what they built through
-    `refilled`.
+    ``refill`` (`river_nrrls._native`: ``dense_one``'s and the fused paths' of
+    `river_nrrls._fused`) reads its ``keys``, ``vector`` and ``layout.columns``; the vector it
+    builds is kept through `refilled`.
 
     """
 
     keys: tuple
-    values: tuple | None  # None: the compiled refill built the vector (no tuple kept)
     size: int  # the index's size then (a grown index encodes afresh)
     vector: np.ndarray
     layout: SampleLayout
-    placement: slice | np.ndarray  # the columns, or the slice they span
 
     @classmethod
     def of(
-        cls,
-        keys: tuple,
-        values: tuple,
-        size: int,
-        vector: np.ndarray,
-        layout: SampleLayout,
-        placement: slice | list[int],
+        cls, keys: tuple, size: int, vector: np.ndarray, layout: SampleLayout
     ) -> RememberedSample:
         """The record of a sample; its layout's columns become a ``np.intp`` array (what the
-        compiled refill reads, and faster than a list for numpy's fancy indexing)."""
-        columns = layout.columns = np.asarray(layout.columns, dtype=np.intp)
-        spans = placement if isinstance(placement, slice) else columns
-        return cls(keys, values, size, vector, layout, spans)
+        refill reads, and faster than a list for numpy's fancy indexing)."""
+        layout.columns = np.asarray(layout.columns, dtype=np.intp)
+        return cls(keys, size, vector, layout)
 
-    def refilled(self, vector: np.ndarray, values: tuple | None = None) -> None:
-        """Keep ``vector``, the encoding of a sample with these keys at these columns, and its
-        ``values`` (None when not known as a tuple: the compiled refill's case)."""
-        if vector is not self.vector:
-            self.vector, self.values = vector, values
+    def refilled(self, vector: np.ndarray) -> None:
+        """Keep ``vector``, the encoding of a sample with these keys at these columns."""
+        self.vector = vector
 
 
 class SparseSample(typing.NamedTuple):

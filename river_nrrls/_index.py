@@ -31,11 +31,10 @@ from ._encoding_cache import (
     SampleLayout,
     SparseMemo,
     frozen_encodings,
-    same_keys,
     snapshot,
 )
 from ._frames import as_frame
-from ._validation import finite_reals, not_a_dict, validate_frame, validate_one
+from ._validation import not_a_dict, validate_frame, validate_one
 
 __all__ = ["DenseSample", "FeatureIndex", "sort_features"]
 
@@ -287,19 +286,14 @@ class FeatureIndex:
         size = self.offset + len(self.features)
         cache = self.remembered()
         if cache is not None:
-            if _native.refill is not None:
-                # One compiled call: x's keys are the remembered ones and its values finite
-                # floats or ints (else None): the remembered vector if the values are the same,
-                # else a new one at the same columns.
-                layout = cache.layout
-                vector = _native.refill(
-                    x, cache.keys, cache.vector, layout.columns, self.offset, self.fill
-                )
-                if vector is not None:
-                    cache.refilled(vector)
-            else:
-                vector = self._reuse(x, cache)
+            # x's keys are the remembered ones and its values finite floats or ints (else
+            # None): the remembered vector if the values are the same, else a new one at the
+            # same columns (one compiled call, or its twin)
+            vector = _native.refill(
+                x, cache.keys, cache.vector, cache.layout.columns, self.offset, self.fill
+            )
             if vector is not None:
+                cache.refilled(vector)
                 if self.offset + len(self.features) != size:
                     _refuse_reentry()
                 support = cache.layout.support_after(self.offset) if with_support else None
@@ -312,15 +306,13 @@ class FeatureIndex:
         layout = SampleLayout(columns)
         vector = self._frozen_vector(self.size + len(new), placement, numbers)
         if not new and len(columns) == len(x):  # every feature known and present: reusable
-            self._cache = RememberedSample.of(
-                tuple(x), tuple(x.values()), self.size, vector, layout, placement
-            )
+            self._cache = RememberedSample.of(tuple(x), self.size, vector, layout)
         support = layout.support_after(self.offset) if with_support else None
         return _new_sample(DenseSample, (vector, new, support))
 
     def remembered(self) -> RememberedSample | None:
         """The remembered sample of `dense_one`, when no feature was added since (its vectors
-        still fit): what a compiled call refills with ``x``'s values (its ``keys``, ``vector``
+        still fit): what ``_native.refill`` refills with ``x``'s values (its ``keys``, ``vector``
         and ``layout.columns``, with this index's ``offset`` and ``fill``), keeping the vector
         it built through `refilled`. An internal interface, for the fused paths of NR-RLS."""
         cache = self._cache
@@ -328,29 +320,10 @@ class FeatureIndex:
             return cache
         return None
 
-    #: ``refilled(cache, vector)``: keep ``vector``, the compiled refill's vector of a sample
+    #: ``refilled(cache, vector)``: keep ``vector``, ``refill``'s vector of a sample
     #: with the keys of ``cache`` (a `remembered` sample); the record's own
     #: `RememberedSample.refilled`, reached through the index (no call in between).
     refilled = staticmethod(RememberedSample.refilled)
-
-    def _reuse(self, x: dict, cache: RememberedSample) -> np.ndarray | None:
-        """The vector of ``x`` from the remembered sample's layout when ``x`` has its keys (the
-        same objects, or equal ``str``/``int`` keys, whose equality implies an equal hash) and
-        finite real values; None otherwise (then ``x`` is encoded and validated afresh). The
-        Python twin of the compiled ``refill``."""
-        keys = tuple(x)
-        if not same_keys(keys, cache.keys):
-            return None
-        # Finite real values (`finite_reals`) equal to the remembered ones: the same vector (a
-        # complex equal to a remembered float is not real, and goes to the validation).
-        values = tuple(x.values())
-        if not finite_reals(values):
-            return None
-        if values == cache.values:
-            return cache.vector
-        vector = self._frozen_vector(self.size, cache.placement, values)
-        cache.refilled(vector, values)
-        return vector
 
     def _frozen_vector(self, size: int, placement, values) -> np.ndarray:
         """A read-only vector of ``size`` entries: ``fill`` in the reserved columns, ``values``

@@ -1,9 +1,16 @@
-"""The compiled kernels of ``_kernels.pyx``, each None where the extension is not built.
+"""The one place that chooses, per operation, the compiled kernel of ``_kernels.pyx`` or what
+runs without it.
 
 The extension is optional at install time (``setup.py``): without a C compiler or Cython the
-package installs without it, and every caller takes its Python path, the same formulas. The
-callers read the kernels from this module at call time (``_native.pair_weights``), so that the
-tests can switch them off and check the Python paths too.
+package installs without it. Every operation of the kernels is bound here, once, under its
+name: to the kernel where it is built, else to its stand-in (`STAND_INS`), which is either its
+Python twin (``_twins.py``: the same arguments and results) or `declined` (None: "not taken
+here", for the kernels whose twin is their caller's general path, which the caller then runs).
+So a caller calls ``_native.pair_weights(...)`` without asking which one runs. The callers read
+the operations from this module at call time, so that the tests can switch the kernels off by
+rebinding these names to their stand-ins (``tests/kernel_paths.py``) and check the Python paths
+too. A caller that must choose a whole route before calling (assemble M in the kernel or in
+numpy; a threshold tuned for the compiled solve) asks `compiled`.
 
 An extension that is built but cannot run here (Cython checks, at import, the C signatures of the
 BLAS and LAPACK routines that scipy exports; numpy's C API version) warns and leaves the Python
@@ -16,9 +23,31 @@ from __future__ import annotations
 import ctypes
 import warnings
 
+from . import _twins
 from ._threads import THREAD_SETTERS
 
 NOGIL_COLUMNS = 0  # the kernels' NOGIL_MIN_DIM (pair_outputs's one_thread takes fewer columns)
+
+
+def declined(*arguments: object) -> None:
+    """The stand-in of a kernel without a Python twin: None, "not taken here" (the caller's
+    general path runs, as after a kernel that declines its arguments)."""
+    return None
+
+
+#: What runs under each kernel's name where the kernel is not built or switched off.
+STAND_INS = {
+    "conjugate_gradients": declined,
+    "each_weights": declined,
+    "learn_remembered": declined,
+    "outputs": _twins.outputs,
+    "pair_matrix": declined,
+    "pair_outputs": declined,
+    "pair_weights": declined,
+    "rank_one": _twins.rank_one,
+    "refill": _twins.refill,
+    "stale_append": declined,
+}
 
 try:
     from ._kernels import (
@@ -35,7 +64,7 @@ try:
         stale_append,
         use_thread_setters,
     )
-except ImportError as error:  # not built: the Python paths
+except ImportError as error:  # not built: the stand-ins
     missing = isinstance(error, ModuleNotFoundError) and error.name == f"{__package__}._kernels"
     if not missing:  # built, but cannot load here
         warnings.warn(
@@ -43,10 +72,7 @@ except ImportError as error:  # not built: the Python paths
             RuntimeWarning,
             stacklevel=2,
         )
-    # None where the kernels do not load (mypy types the names from _kernels.pyi, the built
-    # extension, and has no notion of an optional one: every caller tests `is not None`)
-    outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None  # type: ignore[assignment]
-    conjugate_gradients = each_weights = learn_remembered = stale_append = None  # type: ignore[assignment]
+    _built = False
 except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ from the build's
     warnings.warn(
         f"river_nrrls's compiled kernels cannot run with this scipy ({error}): "
@@ -54,18 +80,32 @@ except TypeError as error:  # a scipy whose BLAS or LAPACK signatures differ fro
         RuntimeWarning,
         stacklevel=2,
     )
-    outputs = pair_matrix = pair_outputs = pair_weights = rank_one = refill = None  # type: ignore[assignment]
-    conjugate_gradients = each_weights = learn_remembered = stale_append = None  # type: ignore[assignment]
+    _built = False
+else:
+    _built = True
 
-if pair_outputs is not None:  # BLAS on one thread from C (`use_thread_setters`)
+if _built:  # BLAS on one thread from C (`use_thread_setters`)
     # a function's address is never NULL (c_void_p's None); 0 would be refused as None would
     use_thread_setters(
         tuple(ctypes.cast(setter, ctypes.c_void_p).value or 0 for setter in THREAD_SETTERS)
     )
+else:
+    outputs, rank_one, refill = _twins.outputs, _twins.rank_one, _twins.refill
+    conjugate_gradients = each_weights = learn_remembered = pair_matrix = declined
+    pair_outputs = pair_weights = stale_append = declined
+
+
+def compiled(name: str) -> bool:
+    """Whether the operation ``name`` (a key of `STAND_INS`) runs its compiled kernel now."""
+    return globals()[name] is not STAND_INS[name]
+
 
 __all__ = [
     "NOGIL_COLUMNS",
+    "STAND_INS",
+    "compiled",
     "conjugate_gradients",
+    "declined",
     "each_weights",
     "learn_remembered",
     "outputs",

@@ -351,7 +351,7 @@ class NestedOrders:
         """Two classes (compiled kernels): the highest order's M = w_0 A^0 + w_1 A^1 + b I
         (upper triangle, Fortran order) and r_0 (and r_1 unless tau = 0), as its pipeline's
         solver assembles them; else None."""
-        if stats.n_classes != 2 or _native.pair_matrix is None:
+        if stats.n_classes != 2 or not _native.compiled("pair_matrix"):
             return None
         (w_0, w_1), mix = self._pair_mix(stats)
         width = stats.dim - self.first
@@ -374,7 +374,7 @@ class NestedOrders:
             system, rhs = top[0][:width, :width], top[1][:width]
             opposite = model.tau == 0.0  # r_1 = -r_0: one right-hand side, w_1 = -w_0
             self._solve_nested(system, rhs, weights, sizes, 0, opposite=opposite)
-        elif stats.n_classes == 2 and _native.pair_matrix is not None:
+        elif stats.n_classes == 2 and _native.compiled("pair_matrix"):
             (w_0, w_1), mix = self._pair_mix(stats)
 
             def assemble() -> np.ndarray:

@@ -24,6 +24,7 @@ holds, shared with the paper's recursion (``_woodbury.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 
 import numpy as np
@@ -59,11 +60,23 @@ from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
 if typing.TYPE_CHECKING:
     from ._stats import ClassStatistics
 
-__all__ = ["Solver", "SystemSolver"]
+__all__ = ["PairParameters", "Solver", "SystemSolver"]
 
 # The name under which models pickled before ``_stale.py`` existed refer to the stale factor's
 # class: unpickling them looks it up here.
 _StaleFactor = StaleFactor
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PairParameters:
+    """The parameters of a two-class direct solve in one call (`SystemSolver.pair_kernel`):
+    the arguments the kernels ``pair_weights`` and ``pair_outputs`` take after the statistics."""
+
+    first: int  # the first column the systems use (1 without an intercept)
+    reweight: bool  # class weights 1/n^c (TER), else 1
+    tau: float  # the targets are tau +- eta
+    eta: float
+    l2: float  # the ridge b
 
 
 class Solver(typing.Protocol):
@@ -122,6 +135,7 @@ class SystemSolver(StaleFactorSolving):
     class_factors = None
     class_previous = None
     class_stale_min_dim: int | None = None  # None: `class_threshold`'s automatic choice
+    pair_parameters: PairParameters | None = None  # `pair_kernel`'s, made at its first call
 
     def __init__(
         self, l2: float, tau: float, eta: float, reweight: bool, first: int, forgetting: float
@@ -145,6 +159,11 @@ class SystemSolver(StaleFactorSolving):
         self.primed = False  # a wide direct solve ran since the last invalidation
         self.counters = {"direct": 0, "refactor": 0, "iterations": 0, "stale": 0}
         self.pair_mix = np.zeros((3, 2))  # the two-class `mix`, filled in place (`_pair_mix`)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("pair_parameters", None)  # derived from the parameters: not pickled
+        return state
 
     # ------------------------------------------------------------- notifications
 
@@ -229,23 +248,19 @@ class SystemSolver(StaleFactorSolving):
         pair = len(stats.labels) == 2
         wide = self._wide(dim)
         stale_path = wide and self.primed  # decided before any bookkeeping moves `primed`
-        kernel_failed = False
-        if pair and _native.pair_weights is not None and not stale_path:
+        if not stale_path:
             self._direct_bookkeeping(wide)
-            weights = pair_kernel_weights(
-                stats, self.first, self.reweight, self.tau, self.eta, self.l2
-            )
-            if weights is not None:
-                return weights
-            kernel_failed = True  # not positive definite, or overflowing: solve_spd below
+            if pair:  # None: not built, or not positive definite, or overflowing
+                weights = pair_kernel_weights(
+                    stats, self.first, self.reweight, self.tau, self.eta, self.l2
+                )
+                if weights is not None:
+                    return weights
         mix = self._pair_mix(stats) if pair else self._shared_mix(stats)
         matrix, rhs = self._shared_system(stats, mix, stale_path, given)
         if stale_path:
             weights = self._solve_stale(matrix, dim, mix[0], rhs)
-        elif kernel_failed:  # its bookkeeping is done; solve_spd's fallbacks
-            weights = solve_spd(matrix, rhs, self.l2)
         else:
-            self._direct_bookkeeping(wide)
             # M is ours (freshly assembled): factorise it in place.
             weights = solve_in_place(matrix, rhs, self.l2)
             if weights is None:  # solve_spd's fallbacks, on the system assembled again
@@ -280,7 +295,7 @@ class SystemSolver(StaleFactorSolving):
         if stale_path and len(stats.labels) == 2:
             if given is not None:
                 return given  # the caller's M and r
-            if _native.pair_matrix is not None:
+            if _native.compiled("pair_matrix"):
                 # Only M's upper triangle, all that the stale path reads (symv, potrf, its
                 # diagonal): half the bytes of the product with the stacked scatters
                 dim = stats.dim
@@ -321,23 +336,26 @@ class SystemSolver(StaleFactorSolving):
         numpy's batched solve does."""
         if self.class_stale_min_dim is not None:
             return self.class_stale_min_dim
-        if _native.each_weights is not None:
+        if _native.compiled("each_weights"):
             return COMPILED_CLASS_STALE_MIN_DIM
         return CLASS_STALE_MIN_DIM
 
-    def takes_pair_kernel(self, stats: ClassStatistics) -> bool:
-        """Whether `solve` would take the compiled two-class direct solve (``pair_weights``)."""
+    def pair_kernel(self, stats: ClassStatistics) -> PairParameters | None:
+        """The parameters of the two-class direct solve in one call (``pair_weights``, and
+        the fused prediction's ``pair_outputs``), when `solve` would take it on ``stats``;
+        None otherwise."""
         dim = stats.dim
-        return (
-            len(stats.labels) == 2
-            and dim > self.first
-            and not (self.primed and self._wide(dim))
-            and _native.pair_weights is not None
-        )
+        if len(stats.labels) != 2 or dim <= self.first or (self.primed and self._wide(dim)):
+            return None
+        parameters = self.pair_parameters
+        if parameters is None:  # made once (these parameters are the solver's for life)
+            parameters = PairParameters(self.first, self.reweight, self.tau, self.eta, self.l2)
+            self.pair_parameters = parameters
+        return parameters
 
     def pair_kernel_solved(self, stats: ClassStatistics) -> None:
-        """A caller solved as `solve` would when `takes_pair_kernel` (the compiled
-        ``pair_outputs``, `NRRLS._outputs`): the same bookkeeping."""
+        """A caller solved as `solve` would when `pair_kernel` gave the parameters (the fused
+        ``pair_outputs`` of `river_nrrls._fused`): the same bookkeeping."""
         self._direct_bookkeeping(self._wide(stats.dim))
 
     def _wide(self, dim: int) -> bool:

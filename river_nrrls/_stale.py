@@ -140,13 +140,14 @@ class StaleFactor:
     def append(self, vector: np.ndarray, frozen: float) -> bool:
         """Add f x x^T to P; False when P^-1 lost positive definiteness (rounding)."""
         inverse = self.inverse
-        kernel = _native.stale_append
-        if kernel is not None and inverse.flags.f_contiguous and inverse.flags.writeable:
-            # The same update, in place, in one compiled call (``_kernels.pyx``)
-            if not kernel(inverse, vector, frozen, *_SAFE_NORMS):
-                return False
-            self.updates += 1
-            return True
+        if inverse.flags.f_contiguous and inverse.flags.writeable:
+            # The same update, in place, in one compiled call (``_kernels.pyx``); None: not built
+            appended = _native.stale_append(inverse, vector, frozen, *_SAFE_NORMS)
+            if appended is not None:
+                if not appended:
+                    return False
+                self.updates += 1
+                return True
         # x = sigma u: u meets P^-1's precision, sigma stays in double. sigma = 1 for an x of
         # a safe norm (see `apply`), ||x|| otherwise (||u|| = 1).
         norm = math.sqrt(_dot(vector, vector))
@@ -410,15 +411,13 @@ def _conjugate_gradients(
     dozen calls, which is most of its cost at moderate d.
 
     """
-    kernel = _native.conjugate_gradients
     if (
-        kernel is not None
-        and matrix.strides[0] == 8  # column-major, columns contiguous (a leading block too)
+        matrix.strides[0] == 8  # column-major, columns contiguous (a leading block too)
         and matrix.strides[1] >= 8 * len(matrix)
         and stale.inverse.flags.f_contiguous
     ):
-        # The same iteration, whole, in one compiled call (``_kernels.pyx``)
-        converged, stale.last_iterations, refactor = kernel(
+        # The same iteration, whole, in one compiled call (``_kernels.pyx``); None: not built
+        compiled = _native.conjugate_gradients(
             matrix,
             rhs,
             weights,
@@ -431,9 +430,11 @@ def _conjugate_gradients(
             MAX_ITERATIONS,
             *_SAFE_NORMS,
         )
-        if refactor:
-            stale.refactor = True
-        return weights if converged else None
+        if compiled is not None:
+            converged, stale.last_iterations, refactor = compiled
+            if refactor:
+                stale.refactor = True
+            return weights if converged else None
     if root is None:
         root = np.sqrt(np.diagonal(matrix))  # D = sqrt(diag M)
     residual = rhs - blas.dsymv(1.0, matrix, weights)  # res = r - M w

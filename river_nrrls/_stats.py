@@ -29,7 +29,6 @@ from __future__ import annotations
 import typing
 
 import numpy as np
-from scipy.linalg import blas
 
 from . import _native
 from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
@@ -292,26 +291,13 @@ class ClassStatistics:
                 flat = buffer.reshape(-1, order="F")
                 flat[block] += np.multiply.outer(weight * values, values)
                 return
+        # [n^c, s^c; s^c, A^c] += w [1, x][1, x]^T on the upper triangle: one compiled dsyr,
+        # spare capacity or not (or its twin)
         if dim < _THREADED_DSYR_MIN_DIM:
-            self._rank_one(c, dim, vector, weight)
+            _native.rank_one(buffer, c, dim, vector, weight)
         else:  # a threaded dsyr costs more than it saves (and much more on a busy machine)
             with one_blas_thread(dim):
-                self._rank_one(c, dim, vector, weight)
-
-    def _rank_one(self, c: int, dim: int, vector: np.ndarray, weight: float) -> None:
-        """[n^c, s^c; s^c, A^c] += w [1, x][1, x]^T on the upper triangle of slot ``c``."""
-        buffer = self._buffer
-        if _native.rank_one is not None:  # one compiled dsyr, spare capacity or not
-            _native.rank_one(buffer, c, dim, vector, weight)  # the update below
-            return
-        scatter = buffer[:, :, c]
-        if scatter.shape[0] == dim:
-            # [n^c, s^c; s^c, A^c] += w [1, x][1, x]^T: n^c += w, s^c += w x, A^c += w x x^T
-            # (alpha, x, lower=0: upper, incx, offx, n, a, overwrite_a) by position: f2py parses
-            # keyword arguments for about as long as the update itself takes at small d
-            blas.dsyr(weight, vector, 0, 1, 0, dim, scatter, 1)
-        else:  # spare capacity: the block in use is not contiguous for BLAS
-            scatter[:dim, :dim] += np.multiply.outer(weight * vector, vector)
+                _native.rank_one(buffer, c, dim, vector, weight)
 
     def update_many(self, c: int, matrix: np.ndarray, weights: np.ndarray | None = None) -> None:
         """Add the rows of ``matrix`` (in stream order, column 0 all ones) to class slot ``c``.

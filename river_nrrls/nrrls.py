@@ -10,12 +10,9 @@ import typing
 import numpy as np
 import pandas as pd
 from river import base
-from scipy.linalg import blas
 
 from . import _native
 from ._checks import (
-    SMALLEST_WEIGHT,
-    STATISTICS_LIMIT,
     check_bool,
     check_label,
     check_labels,
@@ -26,6 +23,7 @@ from ._checks import (
     sample_weights,
 )
 from ._frames import as_frame, as_series, native_frame, native_series
+from ._fused import learn_remembered, pair_outputs
 from ._index import FeatureIndex
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget, solver_nbytes
@@ -43,9 +41,6 @@ __all__ = ["NRRLS"]
 
 _SOLVERS = ("cholesky", "woodbury")
 _MAX_FLOAT = sys.float_info.max
-# A free-threaded build runs other threads during a kernel: BLAS threads are then set only by
-# `one_blas_thread`, whose count of the threads inside keeps the setting consistent.
-_GIL_ENABLED = getattr(sys, "_is_gil_enabled", lambda: True)()
 # Labels that need no check: never missing, always hashable, stored as they are.
 _PLAIN_LABELS = frozenset((bool, int, str))
 
@@ -326,7 +321,8 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         weight = w if w.__class__ is float and 0.0 <= w <= _MAX_FLOAT else check_real("w", w, 0.0)
         label = y if y.__class__ in _PLAIN_LABELS else check_label(y)
         with self._lock:
-            if _native.learn_remembered is not None and self._learn_remembered(x, label, weight):
+            if learn_remembered(self._index, self._stats, self._solver, x, label, weight):
+                self._solution = None  # the whole update in one compiled call (`_fused`)
                 return
             stats = self._stats
             # encode -> check -> observe -> update
@@ -341,43 +337,6 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             self._solver.observe(stats, slot, vector, weight)
             stats.update_one(slot, vector, weight, support, load)
             self._solution = None
-
-    def _learn_remembered(self, x: dict, label: typing.Hashable, weight: float) -> bool:
-        """``learn_one`` in one compiled call (encode, the range check's fast bound, the rank-1
-        update: the kernel ``learn_remembered``) when ``x`` has the remembered sample's keys,
-        its class is known, the update is a plain one (`ClassStatistics.plain_update`) and
-        the solver's `observe` reads no statistics (`SystemSolver`: the woodbury recursion's
-        reads them before the update).
-        False when it did not learn ``x``: the general path then does (nothing has changed but
-        the encoding's cache, as the general path's encoding would change it)."""
-        stats, index = self._stats, self._index
-        slot = stats.slot.get(label)
-        cache = index.remembered()
-        if (
-            slot is None
-            or cache is None
-            or weight < SMALLEST_WEIGHT
-            or cache.size != stats.dim
-            or self._solver.__class__ is not SystemSolver
-        ):
-            return False
-        bound = stats.plain_update(index.offset + len(cache.keys))
-        if bound is None:
-            return False
-        result = _native.learn_remembered(
-            x, cache.keys, cache.vector, cache.layout.columns, index.offset, index.fill,
-            stats.buffer, slot, stats.dim, weight, bound, STATISTICS_LIMIT,
-        )  # fmt: skip
-        if result is None:  # not the remembered keys, or values to validate
-            return False
-        vector, load = result
-        index.refilled(cache, vector)
-        if load is None:  # near the range limit: the exact check (nothing was updated)
-            return False
-        self._solver.observe(stats, slot, vector, weight)  # reads nothing the update changed
-        stats.updated_one(load)
-        self._solution = None
-        return True
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would.
@@ -567,9 +526,12 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
     def _outputs(self, x: dict) -> list[float]:
         """w_k . x of every seen class, in the order of ``self._stats.labels``."""
         with self._lock:
-            if self._solution is None and _native.pair_outputs is not None:
-                outputs = self._pair_outputs(x)
-                if outputs is not None:
+            if self._solution is None:  # two classes: the prediction in one call (`_fused`)
+                fused = pair_outputs(self._index, self._stats, self._solver, x)
+                if fused is not None:
+                    self._solution, vector, outputs = fused
+                    if outputs is None:  # not finite
+                        refuse_overflow(self._solution, vector, self.column_namer())
                     return outputs
             vector = self._index.dense_one(x, False)[0]
             if not self._stats.labels:
@@ -584,61 +546,15 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             with one_blas_thread(self._stats.dim):
                 return self._products(self._weight_matrix(), vector)
 
-    def _pair_outputs(self, x: dict) -> list[float] | None:
-        """The outputs of two classes in one compiled call (encode, solve, outputs: the kernel
-        ``pair_outputs``) when ``x`` has the remembered sample's keys and the solver would take
-        the compiled direct solve; None otherwise, the general path's case (then nothing has
-        changed but the encoding's cache, as the general path's encoding would change it)."""
-        solver, stats, index = self._solver, self._stats, self._index
-        cache = index.remembered()
-        if (
-            cache is None
-            or solver.__class__ is not SystemSolver
-            or not solver.takes_pair_kernel(stats)
-            or cache.size != stats.dim
-        ):
-            return None
-        dim = stats.dim
-        weights = np.empty((2, dim), order="F")
-        arguments = (
-            x, cache.keys, cache.vector, cache.layout.columns, index.offset, index.fill,
-            stats.buffer, dim, solver.first, solver.reweight, solver.tau, solver.eta, solver.l2,
-            weights,
-        )  # fmt: skip
-        if dim < ONE_THREAD_MIN_DIM:
-            result = _native.pair_outputs(*arguments)
-        elif _GIL_ENABLED and dim - solver.first < _native.NOGIL_COLUMNS:
-            # one BLAS thread, set and restored in C around the solve and the outputs (the
-            # kernel keeps the GIL meanwhile, so no one_blas_thread of another thread runs in
-            # between): a tenth of one_blas_thread's cost
-            result = _native.pair_outputs(*arguments, True)
-        else:
-            with one_blas_thread(dim):  # as the general path's solve and outputs
-                result = _native.pair_outputs(*arguments)
-        if result is None:  # not the remembered keys, or values to validate
-            return None
-        vector, info, outputs = result
-        index.refilled(cache, vector)
-        if info != 0 or (solver.l2 <= 1e-200 and not np.isfinite(weights).all()):
-            return None  # the general path solves again, with solve_spd's fallbacks
-        solver.pair_kernel_solved(stats)
-        self._solution = weights
-        if outputs is None:
-            refuse_overflow(weights, vector, self.column_namer())
-        return outputs
-
     def _products(self, weights: np.ndarray, vector: np.ndarray) -> list[float]:
         """w_k . x of every row of ``weights``, refusing outputs that overflow."""
         if weights.flags.f_contiguous:
-            if _native.outputs is not None:
-                outputs = _native.outputs(weights, vector)  # one compiled call; None: not finite
-                if outputs is None:
-                    refuse_overflow(weights, vector, self.column_namer())
-                return outputs
-            outputs = blas.dgemv(1.0, weights, vector).tolist()  # a third of ``@``'s cost
+            outputs = _native.outputs(weights, vector)  # one compiled call; None: not finite
         else:
             outputs = (weights @ vector).tolist()
-        if not all(map(math.isfinite, outputs)):
+            if not all(map(math.isfinite, outputs)):
+                outputs = None
+        if outputs is None:
             refuse_overflow(weights, vector, self.column_namer())
         return outputs
 

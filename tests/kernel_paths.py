@@ -17,8 +17,8 @@ import pytest
 
 from river_nrrls import _native
 
-KERNELS = [name for name in _native.__all__ if name.islower()]  # the functions, not constants
-BUILT = all(getattr(_native, name) is not None for name in KERNELS)
+KERNELS = list(_native.STAND_INS)  # the operations that have a kernel
+BUILT = all(_native.compiled(name) for name in KERNELS)
 #: The end of the failed in-place build's output (the compiler's error), None when it did not fail
 #: (conftest.py's BUILD_ERROR_VARIABLE).
 BUILD_ERROR = os.environ.get("RIVER_NRRLS_KERNEL_BUILD_ERROR")
@@ -31,9 +31,15 @@ needs_kernels = pytest.mark.skipif(not BUILT, reason=NOT_BUILT)
 
 
 def without_kernels(monkeypatch) -> None:
-    """Switch the compiled kernels off for one test: the callers take their Python paths."""
+    """Switch the compiled kernels off for one test: `without_kernel` for every operation."""
     for name in KERNELS:
-        monkeypatch.setattr(_native, name, None)
+        without_kernel(monkeypatch, name)
+
+
+def without_kernel(monkeypatch, name: str) -> None:
+    """Switch the compiled kernel ``name`` off for one test: the one place that chooses
+    (``_native``) binds its stand-in, the Python twin or ``declined`` (the general path)."""
+    monkeypatch.setattr(_native, name, _native.STAND_INS[name])
 
 
 @pytest.fixture(params=["compiled", "python"])

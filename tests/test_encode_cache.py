@@ -337,11 +337,9 @@ def test_a_remembered_sample_keeps_what_it_is_refilled_with():
     assert first.support.tolist() == [0, 2, 1]
     assert cache.layout.support_after(index.offset) is first.support  # computed once
     vector = np.array([1.0, 3.0, 4.0])
-    index.refilled(cache, vector)  # as the compiled refill of NR-RLS's fused paths
-    assert cache.vector is vector and cache.values is None
-    index.refilled(cache, vector)  # the same vector: nothing to keep
+    index.refilled(cache, vector)  # as the refill of NR-RLS's fused paths
     assert cache.vector is vector
-    cache.refilled(first.vector, (2.0, 1.0))
-    assert cache.vector is first.vector and cache.values == (2.0, 1.0)
+    cache.refilled(first.vector)
+    assert cache.vector is first.vector
     index.add(["c"])
     assert index.remembered() is None  # the index grew: the vectors no longer fit

@@ -16,7 +16,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-from kernel_paths import NOT_BUILT
+from kernel_paths import NOT_BUILT, without_kernel
 from river import linear_model
 
 from river_nrrls import NRRLS, OCSCA, CSOGDClassifier, _native
@@ -50,8 +50,8 @@ MODELS = {"NRRLS": _nrrls, "OCSCA": _ocsca, "CSOGD": _csogd}
 def kernel(request, monkeypatch):
     """With the compiled kernel (when built) and with the Python paths."""
     if request.param == "python":
-        monkeypatch.setattr(_native, "refill", None)
-    elif _native.refill is None:
+        without_kernel(monkeypatch, "refill")
+    elif not _native.compiled("refill"):
         pytest.skip(NOT_BUILT)
     return request.param
 

@@ -25,6 +25,7 @@ from kernel_paths import (
     kernel_path,  # noqa: F401  (a fixture)
     needs_kernels,
     why_the_kernels_cannot_be_built,
+    without_kernel,
 )
 from kernel_paths import without_kernels as _without_kernels
 from reference import TERReference, assert_model_matches
@@ -39,7 +40,7 @@ def test_the_compiled_kernels_are_built_wherever_they_can_be():
     reason = why_the_kernels_cannot_be_built()
     if reason is not None:
         pytest.skip(f"the kernels cannot be built here: {reason}")
-    missing = [name for name in KERNELS if getattr(_native, name) is None]
+    missing = [name for name in KERNELS if not _native.compiled(name)]
     assert not missing, f"river_nrrls._kernels is not built: {missing}; {BUILD_ERROR}"
 
 
@@ -617,7 +618,7 @@ def test_the_one_call_prediction_gives_the_bits_of_the_separate_kernels(params, 
     fused, fused_model = _run(params, rows, labels, weights)
     assert len(calls) > len(rows) // 2  # the one-call path was taken (remembered keys)
     taken = fused_model._solver.counters["direct"]
-    monkeypatch.setattr(_native, "pair_outputs", None)
+    without_kernel(monkeypatch, "pair_outputs")
     separate, separate_model = _run(params, rows, labels, weights)
     assert fused == separate  # the same floats, bit for bit
     assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
@@ -673,7 +674,7 @@ def test_the_one_call_prediction_on_one_blas_thread_gives_the_separate_kernels_b
     rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
     labels = (X[:, :5].sum(axis=1) > 1.0).tolist()
     fused, fused_model = _run({}, rows, labels, [1.0] * len(rows))
-    monkeypatch.setattr(_native, "pair_outputs", None)
+    without_kernel(monkeypatch, "pair_outputs")
     separate, separate_model = _run({}, rows, labels, [1.0] * len(rows))
     assert fused == separate
     assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
@@ -743,7 +744,7 @@ def test_the_one_call_update_gives_the_bits_of_the_separate_kernels(params, monk
     weights = [1.0 if i % 5 else 2.5 for i in range(len(rows))]
     calls = _count_calls(monkeypatch, "learn_remembered")
     fused, fused_model = _run(params, rows, labels, weights)
-    monkeypatch.setattr(_native, "learn_remembered", None)
+    without_kernel(monkeypatch, "learn_remembered")
     separate, separate_model = _run(params, rows, labels, weights)
     assert fused == separate  # the same floats, bit for bit
     assert pickle.dumps(fused_model) == pickle.dumps(separate_model)
@@ -921,7 +922,7 @@ def test_the_compiled_cg_is_the_python_cg_step_for_step(dtype, d, drift, scale, 
     rhs, start = rhs * scale, start * scale
     compiled_stale = copy.deepcopy(stale)
     compiled = _stale._conjugate_gradients(matrix, rhs, start.copy(), compiled_stale, root)
-    monkeypatch.setattr(_native, "conjugate_gradients", None)
+    without_kernel(monkeypatch, "conjugate_gradients")
     python = _stale._conjugate_gradients(matrix, rhs, start.copy(), stale, root)
     assert compiled_stale.last_iterations == stale.last_iterations
     assert compiled_stale.refactor == stale.refactor
@@ -1047,7 +1048,7 @@ def test_the_compiled_stale_update_is_the_python_one(dtype, rtol, d, monkeypatch
     np.testing.assert_array_equal(lost, -np.eye(d))
     compiled = _stale.StaleFactor(start.copy(order="F"), np.ones(2))
     results = [compiled.append(vector, frozen) for vector, frozen in cases]
-    monkeypatch.setattr(_native, "stale_append", None)
+    without_kernel(monkeypatch, "stale_append")
     python = _stale.StaleFactor(start.copy(order="F"), np.ones(2))
     assert results == [python.append(vector, frozen) for vector, frozen in cases]
     assert results == [True, True, True, True, True, False]
@@ -1075,3 +1076,80 @@ def test_the_compiled_stale_update_refuses_bad_arguments():
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="writable"):
         _native.stale_append(frozen, vector, 1.0, 1e-20, 1e20)
+
+
+# ------------------------------------------------------------------ the one dispatch place
+
+
+def test_every_operation_is_its_kernel_or_its_stand_in(monkeypatch):
+    """`_native` binds each operation once: the kernel where built, else its stand-in (the
+    Python twin, or `declined`); the switch of the tests binds the stand-ins."""
+    assert set(KERNELS) == set(_native.STAND_INS)
+    assert {name for name, twin in _native.STAND_INS.items() if twin is not _native.declined} == {
+        "outputs",
+        "rank_one",
+        "refill",
+    }
+    for name in KERNELS:
+        bound = getattr(_native, name)
+        assert callable(bound)
+        assert _native.compiled(name) == (bound is not _native.STAND_INS[name])
+    _without_kernels(monkeypatch)
+    for name, stand_in in _native.STAND_INS.items():
+        assert getattr(_native, name) is stand_in and not _native.compiled(name)
+    assert _native.declined(1, "two", None) is None
+
+
+@needs_kernels
+@pytest.mark.parametrize("capacity", [6, 9])  # the block in use is the buffer, or a part of it
+def test_the_rank_one_twin_gives_the_kernels_update(capacity):
+    from river_nrrls import _twins
+
+    rng = np.random.default_rng(20)
+    buffer = _scatters(rng, capacity, 6)
+    vector = np.array([1.0, *rng.normal(size=5)])
+    twin = buffer.copy(order="F")
+    _native.rank_one(buffer, 1, 6, vector, 0.75)
+    _twins.rank_one(twin, 1, 6, vector, 0.75)
+    if capacity == 6:  # both one dsyr: the same bits
+        np.testing.assert_array_equal(np.triu(twin[:, :, 1]), np.triu(buffer[:, :, 1]))
+    else:  # the twin's numpy update of a block that BLAS cannot address: to rounding
+        np.testing.assert_allclose(np.triu(twin[:, :, 1]), np.triu(buffer[:, :, 1]), rtol=1e-15)
+    np.testing.assert_array_equal(twin[:, :, 0], buffer[:, :, 0])
+
+
+@needs_kernels
+def test_the_outputs_twin_gives_the_kernels_outputs():
+    from river_nrrls import _twins
+
+    rng = np.random.default_rng(21)
+    weights = np.asfortranarray(rng.normal(size=(3, 7)))
+    vector = rng.normal(size=7)
+    assert _twins.outputs(weights, vector) == _native.outputs(weights, vector)  # one dgemv
+    weights[1, 2] = 1e308
+    vector[2] = 10.0
+    assert _twins.outputs(weights, vector) is None and _native.outputs(weights, vector) is None
+
+
+@needs_kernels
+def test_the_refill_twin_gives_the_kernels_vectors():
+    from river_nrrls import _twins
+
+    vector, columns = _cached_vector()
+    keys = ("a", "b", "c")
+    for x in (
+        {"a": 0.5, "b": -2.0, "c": 3.0},  # the same values: the remembered vector
+        {"a": 0.5, "b": -2, "c": 3},
+        {"a": 1.5, "b": -2.0, "c": 4},  # new values: a new read-only vector
+        {"a": 0.5, "b": -2.0},  # other keys, or values to validate: None
+        {"a": 0.5, "c": 3.0, "b": -2.0},
+        {"a": 0.5, "b": float("nan"), "c": 3.0},
+        {"a": 0.5, "b": "1", "c": 3.0},
+        {"a": 0.5, "b": True, "c": 3.0},
+    ):
+        compiled = _native.refill(x, keys, vector, columns, 1, 1.0)
+        twin = _twins.refill(x, keys, vector, columns, 1, 1.0)
+        if compiled is None or compiled is vector:
+            assert twin is compiled, x
+        else:
+            assert twin.tolist() == compiled.tolist() and not twin.flags.writeable

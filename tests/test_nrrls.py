@@ -807,7 +807,7 @@ def test_merging_with_forgetting_or_different_parameters_raises():
 def test_solves_happen_only_when_a_prediction_needs_new_weights(monkeypatch):
     calls = []
     solver_class = river_nrrls._solver.SystemSolver
-    # A solve is a call of `solve`, or the compiled two-class prediction's (`NRRLS._pair_outputs`,
+    # A solve is a call of `solve`, or the compiled two-class prediction's (`_fused.pair_outputs`,
     # whose solve is reported by `pair_kernel_solved`).
     for name in ("solve", "pair_kernel_solved"):
         original = getattr(solver_class, name)

@@ -16,9 +16,9 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from kernel_paths import NOT_BUILT
+from kernel_paths import BUILT, NOT_BUILT, without_kernels
 
-from river_nrrls import NRRLS, _memory, _native
+from river_nrrls import NRRLS, _memory
 
 PATHS = ["compiled", "python"]
 
@@ -27,9 +27,8 @@ PATHS = ["compiled", "python"]
 def path(request, monkeypatch):
     """Run a test on the compiled kernels (where built) and on the Python paths."""
     if request.param == "python":
-        for name in (name for name in _native.__all__ if name.islower()):  # every kernel
-            monkeypatch.setattr(_native, name, None)
-    elif _native.refill is None:
+        without_kernels(monkeypatch)
+    elif not BUILT:
         pytest.skip(NOT_BUILT)
     return request.param
 

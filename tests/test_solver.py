@@ -808,7 +808,7 @@ def test_the_automatic_choice_gives_each_class_a_factor_on_wide_streams(precisio
     threshold = NRRLS()._solver.class_threshold()
     expected_threshold = (
         _stale.CLASS_STALE_MIN_DIM
-        if _native.each_weights is None
+        if not _native.compiled("each_weights")
         else _stale.COMPILED_CLASS_STALE_MIN_DIM
     )
     assert threshold == expected_threshold
@@ -859,3 +859,20 @@ def test_one_vs_rest_matrices_are_the_class_combinations_without_cancellation(fi
         upper = np.triu_indices(d + 1 - first)
         error = np.abs(matrix[upper] - expected[upper]).max() / np.abs(expected).max()
         assert error <= 1e-15, (k, error)  # T - A^k would be ~1e-11 off for class 0
+
+
+@pytest.mark.parametrize("params", [{}, {"intercept": False, "tau": 0.5, "reweight": False}])
+def test_pair_kernel_gives_the_parameters_of_the_two_class_direct_solve(params):
+    model = NRRLS(**params)
+    solver = model.weight_solver
+    model.learn_one({"a": 1.0}, True)
+    assert solver.pair_kernel(model.statistics) is None  # one class
+    model.learn_one({"a": -1.0}, False)
+    parameters = solver.pair_kernel(model.statistics)
+    assert parameters == _solver.PairParameters(
+        solver.first, solver.reweight, solver.tau, solver.eta, solver.l2
+    )
+    assert solver.pair_kernel(model.statistics) is parameters  # made once
+    assert "pair_parameters" not in pickle.loads(pickle.dumps(solver)).__dict__  # not pickled
+    model.learn_one({"a": 0.5}, 3)
+    assert solver.pair_kernel(model.statistics) is None  # three classes
