@@ -81,7 +81,7 @@ class RememberedSample:
     """The last sample ``FeatureIndex.dense_one`` encoded with every feature known and present.
 
     ``refill`` (`river_nrrls._native`: ``dense_one``'s and the fused paths' of
-    `river_nrrls._fused`) reads its ``keys``, ``vector`` and ``layout.columns``; the vector it
+    `river_nrrls._fused`) reads its ``keys``, ``vector`` and ``columns``; the vector it
     builds is kept through `refilled`.
 
     """
@@ -90,6 +90,7 @@ class RememberedSample:
     size: int  # the index's size then (a grown index encodes afresh)
     vector: np.ndarray
     layout: SampleLayout
+    columns: np.ndarray  # the layout's feature columns, as a ``np.intp`` array
 
     @classmethod
     def of(
@@ -97,8 +98,8 @@ class RememberedSample:
     ) -> RememberedSample:
         """The record of a sample; its layout's columns become a ``np.intp`` array (what the
         refill reads, and faster than a list for numpy's fancy indexing)."""
-        layout.columns = np.asarray(layout.columns, dtype=np.intp)
-        return cls(keys, size, vector, layout)
+        columns = layout.columns = np.asarray(layout.columns, dtype=np.intp)
+        return cls(keys, size, vector, layout, columns)
 
     def refilled(self, vector: np.ndarray) -> None:
         """Keep ``vector``, the encoding of a sample with these keys at these columns."""

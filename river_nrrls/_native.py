@@ -89,10 +89,11 @@ if _built:  # BLAS on one thread from C (`use_thread_setters`)
     use_thread_setters(
         tuple(ctypes.cast(setter, ctypes.c_void_p).value or 0 for setter in THREAD_SETTERS)
     )
-else:
-    outputs, rank_one, refill = _twins.outputs, _twins.rank_one, _twins.refill
-    conjugate_gradients = each_weights = learn_remembered = pair_matrix = declined
-    pair_outputs = pair_weights = stale_append = declined
+else:  # (mypy types these names from _kernels.pyi: the stand-ins take the same arguments, and a
+    # declined call returns None, which every caller of a declinable kernel handles)
+    outputs, rank_one, refill = _twins.outputs, _twins.rank_one, _twins.refill  # type: ignore[assignment]
+    conjugate_gradients = each_weights = learn_remembered = pair_matrix = declined  # type: ignore[assignment]
+    pair_outputs = pair_weights = stale_append = declined  # type: ignore[assignment]
 
 
 def compiled(name: str) -> bool:

@@ -306,7 +306,7 @@ class NestedOrders:
         block (`SystemSolver.stale_pair_columns`), else (or before the solver is primed) its
         whole `solve` on its leading block of the statistics (`_view`)."""
         first, n_classes = self.first, len(stats.labels)
-        class_weights = None
+        class_weights = (0.0, 0.0)  # (w_0, w_1) of the two-class system, read with ``top``
         if top is not None:
             class_weights = pair_class_weights(stats, bool(self.model.reweight))
         for q in range(narrow, len(sizes)):
@@ -450,7 +450,7 @@ class NestedOrders:
         # (a, lower, clean, overwrite_a) by position: f2py parses a keyword for ~0.4 us
         factor, info = lapack.dpotrf(system, 0, 0, int(in_place))  # M_R = U^T U
         if info != 0 or l2 <= 1e-200:
-            if in_place:  # the factorisation wrote over M: assemble it again
+            if in_place and rebuild is not None:  # dpotrf wrote over M: assemble it again
                 system = rebuild()
             if opposite:
                 rhs = np.hstack((rhs, -rhs))

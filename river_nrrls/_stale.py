@@ -248,7 +248,7 @@ class StaleFactorSolving:
             weights, info = lapack.dpotrs(factor, rhs, lower=0)
             if info == 0:
                 inverse, info = lapack.dpotri(factor, lower=0, overwrite_c=1)  # M(t0)^-1
-        if inverse is None or info != 0 or not np.isfinite(weights).all():
+        if weights is None or inverse is None or info != 0 or not np.isfinite(weights).all():
             return solve_spd(matrix, rhs, self.l2), None
         if len(inverse) >= SINGLE_MIN_DIM:
             inverse = _single_if_accurate(inverse, matrix)
@@ -345,7 +345,11 @@ class StaleFactorSolving:
         matrices = one_vs_rest_matrices(stats, matrix_mix, self.l2, first)  # M_k, one at a time
         for k, matrix in enumerate(matrices):
             stale, solution = factors[k], None
-            if stale is not None and self._usable(stale, dim, matrix_mix[k], pending):
+            if (
+                stale is not None
+                and previous is not None
+                and self._usable(stale, dim, matrix_mix[k], pending)
+            ):
                 solution = self._iterate(matrix, rhs[k][:, None], previous[k][:, None], stale)
             if solution is None:
                 solution, factors[k] = self._factorise(matrix, matrix_mix[k], rhs[k][:, None])

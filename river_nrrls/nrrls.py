@@ -384,8 +384,8 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             # Labels in order of first appearance, as the learn_one loop would register them.
             for code, label in enumerate(labels):
                 rows = codes == code
-                row_weights = None if weights is None else weights[rows]
-                stats.update_many(self._slot(label), matrix[rows], row_weights)
+                class_weights = None if weights is None else weights[rows]
+                stats.update_many(self._slot(label), matrix[rows], class_weights)
             self._solver.invalidate(stats)
 
     def reset(self) -> NRRLS:
@@ -574,7 +574,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         """
         return dict(zip(self._stats.labels, self._outputs(x)))
 
-    def predict_one(self, x: dict) -> typing.Hashable | None:
+    def predict_one(self, x: dict) -> typing.Hashable | None:  # type: ignore[override]  # (river's **kwargs: unused here, a misspelt keyword raises)
         """The class with the largest output ``w_k . x`` (ties go to the class seen first).
 
         Parameters
@@ -595,7 +595,7 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             return self._stats.labels[0 if outputs[0] >= outputs[1] else 1]
         return self._stats.labels[max(range(len(outputs)), key=outputs.__getitem__)]
 
-    def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
+    def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:  # type: ignore[override]  # (river's **kwargs: unused here, a misspelt keyword raises)
         """Class probabilities: the softmax of ``2 f_k / eta`` over the outputs.
 
         Monotone in the outputs, so its argmax is `predict_one`'s; with two classes and

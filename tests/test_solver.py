@@ -370,7 +370,10 @@ def test_a_wide_stream_with_a_single_precision_preconditioner_is_the_batch_ter(p
     _prequential_matches(model, rows, labels, {}, start=d)
     single = precision == "single" or d >= _stale.SINGLE_MIN_DIM
     expected = np.float32 if single else np.float64
-    assert model.weight_solver.stale is not None and model.weight_solver.stale.inverse.dtype == expected
+    assert (
+        model.weight_solver.stale is not None
+        and model.weight_solver.stale.inverse.dtype == expected
+    )
 
 
 @pytest.mark.parametrize("params", [{"eta": 1e-40}, {"eta": 1e30}])
@@ -400,7 +403,9 @@ def test_cg_falls_back_to_a_direct_solve_when_it_does_not_converge(monkeypatch):
     monkeypatch.setattr(_stale, "MAX_ITERATIONS", 0)  # CG gives up at once
     model = _forced()
     _prequential_matches(model, rows, labels, {})
-    assert model.weight_solver.counters["stale"] == 0 and model.weight_solver.counters["refactor"] > 0
+    assert (
+        model.weight_solver.counters["stale"] == 0 and model.weight_solver.counters["refactor"] > 0
+    )
 
 
 def test_the_solver_strategy_is_not_a_parameter():
@@ -761,7 +766,9 @@ def test_each_class_stale_factor_with_sample_weights_and_emerging_features():
     weights = rng.choice([0.0, 0.3, 1.0, 2.0, 9.0], size=len(rows)).tolist()
     model = _forced()
     _prequential_matches(model, rows, labels, {}, weights)
-    assert model.weight_solver.counters["stale"] > 0 and model.weight_solver.class_factors is not None
+    assert (
+        model.weight_solver.counters["stale"] > 0 and model.weight_solver.class_factors is not None
+    )
 
 
 def test_each_class_stale_factor_on_an_ill_conditioned_stream():
@@ -773,7 +780,9 @@ def test_each_class_stale_factor_on_an_ill_conditioned_stream():
     rows = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
     model = _forced()
     _prequential_matches(model, rows, labels, {})
-    assert model.weight_solver.counters["stale"] > 0 and model.weight_solver.class_factors is not None
+    assert (
+        model.weight_solver.counters["stale"] > 0 and model.weight_solver.class_factors is not None
+    )
 
 
 def test_each_class_factor_survives_pickle_copy_and_learn_many_in_the_middle():
