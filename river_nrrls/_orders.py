@@ -39,7 +39,7 @@ appends at its end), the model renumbers its columns (`NRRLS.permute_columns`, a
 exact), so that every order's columns are the model's leading ones. ``arrival`` keeps the order
 in which the features came, an independent pipeline's own (`NestedOrders.pipeline`).
 
-**Wide orders.** A pipeline of 112 columns or more (``_solver.STALE_MIN_DIM``; for the
+**Wide orders.** A pipeline of 112 columns or more (``_stale.STALE_MIN_DIM``; for the
 per-class systems of reweighted multiclass, `SystemSolver.class_threshold`) does not factorise
 at every step: it runs conjugate gradients preconditioned by a stale explicit inverse, O(d^2) a
 step. Grouped, order r's statistics are the leading 1 + d_r columns of the shared ones
