@@ -61,18 +61,17 @@ def same_keys(keys: tuple, known_keys: tuple) -> bool:
 @dataclasses.dataclass(slots=True)
 class SampleLayout:
     """Where a sample's values go in a dense vector: its feature columns (in the order of its
-    keys) and, once asked for, its support (`support_after`)."""
+    keys, a ``np.intp`` array: what the refill reads) and, once asked for, its support
+    (`support_after`)."""
 
-    columns: list | np.ndarray
+    columns: np.ndarray
     support: np.ndarray | None = None
 
     def support_after(self, offset: int) -> np.ndarray:
         """The ``offset`` reserved columns, then the sample's feature columns: where a sample of
         this layout may be non-zero (computed once: the samples with these keys share it)."""
         if self.support is None:
-            self.support = np.concatenate(
-                (np.arange(offset, dtype=np.intp), np.asarray(self.columns, dtype=np.intp))
-            )
+            self.support = np.concatenate((np.arange(offset, dtype=np.intp), self.columns))
         return self.support
 
 
@@ -81,7 +80,7 @@ class RememberedSample:
     """The last sample ``FeatureIndex.dense_one`` encoded with every feature known and present.
 
     ``refill`` (`river_nrrls._native`: ``dense_one``'s and the fused paths' of
-    `river_nrrls._fused`) reads its ``keys``, ``vector`` and ``columns``; the vector it
+    `river_nrrls._fused`) reads its ``keys``, ``vector`` and ``layout.columns``; the vector it
     builds is kept through `refilled`.
 
     """
@@ -90,16 +89,13 @@ class RememberedSample:
     size: int  # the index's size then (a grown index encodes afresh)
     vector: np.ndarray
     layout: SampleLayout
-    columns: np.ndarray  # the layout's feature columns, as a ``np.intp`` array
 
     @classmethod
     def of(
         cls, keys: tuple, size: int, vector: np.ndarray, layout: SampleLayout
     ) -> RememberedSample:
-        """The record of a sample; its layout's columns become a ``np.intp`` array (what the
-        refill reads, and faster than a list for numpy's fancy indexing)."""
-        columns = layout.columns = np.asarray(layout.columns, dtype=np.intp)
-        return cls(keys, size, vector, layout, columns)
+        """The record of a sample."""
+        return cls(keys, size, vector, layout)
 
     def refilled(self, vector: np.ndarray) -> None:
         """Keep ``vector``, the encoding of a sample with these keys at these columns."""

@@ -80,7 +80,7 @@ def learn_remembered(
     if bound is None:
         return False
     result = _native.learn_remembered(
-        x, cache.keys, cache.vector, cache.columns, index.offset, index.fill,
+        x, cache.keys, cache.vector, cache.layout.columns, index.offset, index.fill,
         stats.buffer, slot, stats.dim, weight, bound, STATISTICS_LIMIT,
     )  # fmt: skip
     if result is None:  # not the remembered keys, values to validate, or not built
@@ -110,7 +110,7 @@ def pair_outputs(
     dim = stats.dim
     weights = np.empty((2, dim), order="F")
     arguments = (
-        x, cache.keys, cache.vector, cache.columns, index.offset, index.fill,
+        x, cache.keys, cache.vector, cache.layout.columns, index.offset, index.fill,
         stats.buffer, dim, parameters.first, parameters.reweight, parameters.tau, parameters.eta,
         parameters.l2, weights,
     )  # fmt: skip

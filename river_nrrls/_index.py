@@ -290,7 +290,7 @@ class FeatureIndex:
             # None): the remembered vector if the values are the same, else a new one at the
             # same columns (one compiled call, or its twin)
             vector = _native.refill(
-                x, cache.keys, cache.vector, cache.columns, self.offset, self.fill
+                x, cache.keys, cache.vector, cache.layout.columns, self.offset, self.fill
             )
             if vector is not None:
                 cache.refilled(vector)
@@ -303,7 +303,7 @@ class FeatureIndex:
         if self.offset + len(self.features) != size:
             _refuse_reentry()
         placement = _placement(columns)
-        layout = SampleLayout(columns)
+        layout = SampleLayout(np.asarray(columns, dtype=np.intp))
         vector = self._frozen_vector(self.size + len(new), placement, numbers)
         if not new and len(columns) == len(x):  # every feature known and present: reusable
             self._cache = RememberedSample.of(tuple(x), self.size, vector, layout)
@@ -313,7 +313,7 @@ class FeatureIndex:
     def remembered(self) -> RememberedSample | None:
         """The remembered sample of `dense_one`, when no feature was added since (its vectors
         still fit): what ``_native.refill`` refills with ``x``'s values (its ``keys``, ``vector``
-        and ``columns``, with this index's ``offset`` and ``fill``), keeping the vector
+        and ``layout.columns``, with this index's ``offset`` and ``fill``), keeping the vector
         it built through `refilled`. An internal interface, for the fused paths of NR-RLS."""
         cache = self._cache
         if cache is not None and cache.size == self.offset + len(self.features):

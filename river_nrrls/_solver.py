@@ -24,7 +24,6 @@ holds, shared with the paper's recursion (``_woodbury.py``).
 
 from __future__ import annotations
 
-import dataclasses
 import typing
 
 import numpy as np
@@ -67,10 +66,10 @@ __all__ = ["PairParameters", "Solver", "SystemSolver"]
 _StaleFactor = StaleFactor
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class PairParameters:
+class PairParameters(typing.Protocol):
     """The parameters of a two-class direct solve in one call (`SystemSolver.pair_kernel`):
-    the arguments the kernels ``pair_weights`` and ``pair_outputs`` take after the statistics."""
+    the arguments the kernels ``pair_weights`` and ``pair_outputs`` take after the statistics
+    (a `SystemSolver` has them: no record is made per call)."""
 
     first: int  # the first column the systems use (1 without an intercept)
     reweight: bool  # class weights 1/n^c (TER), else 1
@@ -135,7 +134,6 @@ class SystemSolver(StaleFactorSolving):
     class_factors = None
     class_previous = None
     class_stale_min_dim: int | None = None  # None: `class_threshold`'s automatic choice
-    pair_parameters: PairParameters | None = None  # `pair_kernel`'s, made at its first call
 
     def __init__(
         self, l2: float, tau: float, eta: float, reweight: bool, first: int, forgetting: float
@@ -159,11 +157,6 @@ class SystemSolver(StaleFactorSolving):
         self.primed = False  # a wide direct solve ran since the last invalidation
         self.counters = {"direct": 0, "refactor": 0, "iterations": 0, "stale": 0}
         self.pair_mix = np.zeros((3, 2))  # the two-class `mix`, filled in place (`_pair_mix`)
-
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        state.pop("pair_parameters", None)  # derived from the parameters: not pickled
-        return state
 
     # ------------------------------------------------------------- notifications
 
@@ -347,11 +340,7 @@ class SystemSolver(StaleFactorSolving):
         dim = stats.dim
         if len(stats.labels) != 2 or dim <= self.first or (self.primed and self._wide(dim)):
             return None
-        parameters = self.pair_parameters
-        if parameters is None:  # made once (these parameters are the solver's for life)
-            parameters = PairParameters(self.first, self.reweight, self.tau, self.eta, self.l2)
-            self.pair_parameters = parameters
-        return parameters
+        return self  # (its first, reweight, tau, eta and l2: a `PairParameters`)
 
     def pair_kernel_solved(self, stats: ClassStatistics) -> None:
         """A caller solved as `solve` would when `pair_kernel` gave the parameters (the fused
