@@ -177,13 +177,10 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
     alone. Too small, and the correction is still learning when the stream ends. A constant
     alpha also depends on the scale of the features (``x`` ten times larger needs an alpha a
     hundred times smaller). ``"scale"`` keeps the largest change of ``f`` on a typical sample
-    at ``0.05 C_t`` whatever that scale. In the repository's ``benchmarks/ocsca_default.py``
-    (12 streams of river's and this package's data sets, features scaled or raw, 6 river and
-    package base models, 2 orders: 144 runs; f0 trained on the first third without costs, a
-    missed positive costing 5 on the rest), ``"scale"`` cost less than ``f0`` alone in 105 runs
-    and 0.82 times ``f0``'s cost on average; a constant alpha = 1 (the default before) cost more
-    than ``f0`` by over 5 % in 85 runs, 1.35 times ``f0``'s cost on average. ``score="logit"``
-    or ``intercept=True`` did better still there (0.76 and 0.78 times). To tune alpha, stream
+    at ``0.05 C_t`` whatever that scale. The repository's ``benchmarks/ocsca_default.py``
+    compares it with constant values over many streams, base models and feature scalings
+    (``benchmarks/results/ocsca_default.md``, and the OCSCA guide): ``"scale"`` mostly costs
+    less than ``f0`` alone, where a constant alpha = 1 often costs more. To tune alpha, stream
     a held-out part of the data with a few constant values around ``0.05 / mean(x . x)``, ten
     times apart, and keep the one of lowest misclassification cost, as the paper does by
     cross-validation.

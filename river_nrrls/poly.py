@@ -163,11 +163,10 @@ class PolynomialExtender(LiveParameters, base.MiniBatchTransformer):
         (1.4e11 for l = 72, r = 6) whereas the mean stays in [0, 1]. With a ridge b > 0 the
         solution differs: with the sum, the same b hardly regularises the weights of the huge
         ``S`` columns, and the least-squares system stays ill-conditioned even after rescaling.
-        ``benchmarks/results/poly_conditioning.md`` measures it: with NR-RLS (b = 1e-4) on six
-        bundled data sets, cond(M) reaches 2e25 with the sum (Ionosphere, r = 6; Cholesky fails
-        and the weights are not determined in double precision) against at most 1.1e6 with the
-        mean, and the prequential G-mean is higher with the mean for 29 of 30 (data set, r >= 2)
-        pairs (equal for the last). Only for ``kind="reduced"``.
+        ``benchmarks/results/poly_conditioning.md`` measures it on bundled data sets (the
+        polynomial guide): at high orders the sum's systems are not determined in double
+        precision where the mean's stay well conditioned, and the mean's prequential G-mean is
+        as high or higher. Only for ``kind="reduced"``.
     n_features
         The ``l`` that ``aggregate="mean"`` divides by (required then, and only then). It is a
         *constant* of the stream, for instance ``dataset.n_features``, not the number of
