@@ -62,6 +62,13 @@ def _placement(columns: list[int]) -> slice | list[int]:
     return columns
 
 
+class MergedColumns(typing.NamedTuple):
+    """Where another index's dense columns go in this one (`FeatureIndex.merged_columns`)."""
+
+    new: list  # its features that are new here, in the order they would be added
+    columns: np.ndarray  # where each of its dense columns (the reserved ones first) goes here
+
+
 class DenseSample(typing.NamedTuple):
     """A feature dict as `FeatureIndex.dense_one` encodes it."""
 
@@ -198,6 +205,16 @@ class FeatureIndex:
     def provisional(self, new: list) -> dict[typing.Hashable, int]:
         """The columns that ``new`` features would get if added now, in that order."""
         return dict(zip(new, range(self.size, self.size + len(new))))
+
+    def merged_columns(self, other: FeatureIndex) -> MergedColumns:
+        """Where ``other``'s dense columns go in this index once its new features are added
+        (after this index's, in ``other``'s order): what a merge of two models' statistics
+        needs, committing nothing. Both indexes reserve the same ``offset`` columns."""
+        new = [feature for feature in other.features if feature not in self]
+        position = {**self.position, **self.provisional(new)}
+        reserved = list(range(self.offset))
+        columns = np.array(reserved + [position[f] for f in other.features], dtype=np.intp)
+        return MergedColumns(new, columns)
 
     def feature_at(self, column: int, new: typing.Sequence = ()) -> typing.Hashable:
         """The feature of a dense column (>= ``offset``); columns beyond ``size`` are those of

@@ -24,7 +24,7 @@ from ._checks import (
 )
 from ._frames import as_frame, as_series, native_frame, native_series
 from ._fused import learn_remembered, pair_outputs
-from ._index import FeatureIndex
+from ._index import FeatureIndex, MergedColumns
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget, solver_nbytes
 from ._merging import Mergeable
@@ -43,13 +43,6 @@ _SOLVERS = ("cholesky", "woodbury")
 _MAX_FLOAT = sys.float_info.max
 # Labels that need no check: never missing, always hashable, stored as they are.
 _PLAIN_LABELS = frozenset((bool, int, str))
-
-
-class _MergePlan(typing.NamedTuple):
-    """Where a merged model's columns go (`NRRLS._merge_plan`)."""
-
-    new: list  # its features that are new here, in the order they are added
-    columns: np.ndarray  # where each of its dense columns goes here
 
 
 class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier):
@@ -484,18 +477,17 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
     # What must be equal for a merge (`Mergeable`); max_size is each model's own budget.
     _merge_parameters = ("l2", "reweight", "tau", "eta", "intercept", "forgetting", "solver")
 
-    def _merge_plan(self, other: NRRLS) -> _MergePlan:
+    def _merge_plan(self, other: NRRLS) -> MergedColumns:
         """Check a merge of ``other`` into this model (parameters, range, size) and say where
         its columns go, committing nothing."""
         self._check_mergeable(other)
-        new = [f for f in other._index.features if f not in self._index]
-        position = {**self._index.position, **self._index.provisional(new)}
-        columns = np.array([0] + [position[f] for f in other._index.features], dtype=np.intp)
+        plan = self._index.merged_columns(other._index)
+        new, columns = plan
         check_merge(self._stats, other._stats, columns, self.column_namer(new))
         new_classes = sum(label not in self._stats.slot for label in other._stats.labels)
         if new or new_classes:
             self._check_size(len(new), new_classes, " (merging)")
-        return _MergePlan(new, columns)
+        return plan
 
     def __iadd__(self, other: NRRLS) -> NRRLS:
         """Add the samples ``other`` has learnt, in place: exact, the statistics are additive."""

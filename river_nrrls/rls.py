@@ -524,12 +524,9 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
 
     def _merged_scatter(self, other: RLSRegressor) -> tuple[np.ndarray, list]:
         """The sum of both scatters over the union of the features (self's first)."""
-        new = [f for f in other._index.features if f not in self._index]
+        new, columns = self._index.merged_columns(other._index)
         size = self._index.size + len(new)
-        position = {**self._index.position, **self._index.provisional(new)}
-        columns = np.array(
-            [0] + [position[f] for f in other._index.features] + [size], dtype=np.intp
-        )
+        columns = np.append(columns, size)  # the target y: last in both scatters
         old = self._index.size
         scatter = np.zeros((size + 1, size + 1), order="F")
         mine = np.r_[np.arange(old), size]
@@ -546,7 +543,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
     def _merge(self, other: RLSRegressor) -> RLSRegressor:
         self._check_mergeable(other)
         if other._index.features:
-            self._check_size(len([f for f in other._index.features if f not in self._index]))
+            self._check_size(len(self._index.merged_columns(other._index).new))
         scatter, new = self._merged_scatter(other)
         check_totals(np.diagonal(scatter), None, self._namer(new), " (in the merged model)")
         self._grow(new)
