@@ -74,18 +74,28 @@ class SizeBudget:
         return cls(max_size, size_limit(max_size))
 
     def check(
-        self, needed: float, model: str, n_features: int, n_classes: int, where: str = ""
+        self,
+        needed: float,
+        model: str,
+        n_features: int,
+        n_classes: int | None,
+        where: str = "",
     ) -> None:
         """Refuse (``ValueError``) statistics of ``needed`` bytes beyond the budget, before
-        anything is allocated; warn once they pass the next warning size."""
+        anything is allocated; warn once they pass the next warning size. ``n_classes``: the
+        classes a classifier would hold, None for a regressor (its message names features
+        only)."""
         if needed > self.limit:
+            held = f"{n_features:,} features"
+            if n_classes is not None:
+                held += f" and {n_classes} {'class' if n_classes == 1 else 'classes'}"
             budget = (
                 f"max_size={self.max_size!r} MiB"
                 if self.max_size is not None
                 else "the machine's memory"
             )
             raise ValueError(
-                f"the model would grow to {n_features:,} features and {n_classes} classes{where}"
+                f"the model would grow to {held}{where}"
                 f", whose statistics take {needed / MIB:,.1f} MiB, beyond {budget} "
                 f"({self.limit / MIB:,.1f} MiB): nothing was learnt; {_ADVICE}"
             )

@@ -315,7 +315,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         model grows large (`river_nrrls._memory`)."""
         size = self._index.size + n_new + 1  # [1, x, y]
         needed = 2 * 8 * size * size
-        self._budget.check(needed, type(self).__name__, size - 2, 1, where)
+        self._budget.check(needed, type(self).__name__, size - 2, None, where)
 
     # --------------------------------------------------------------- range checks
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from kernel_paths import BUILT, NOT_BUILT, without_kernels
 
-from river_nrrls import NRRLS, _memory
+from river_nrrls import NRRLS, RLSRegressor, _memory
 
 PATHS = ["compiled", "python"]
 
@@ -197,8 +197,6 @@ def test_two_threads_on_one_model_lose_no_update(path):
 
 
 def test_rls_regressor_two_threads_lose_no_update_and_max_size_refuses():
-    from river_nrrls import RLSRegressor
-
     model = RLSRegressor()
     rng = np.random.default_rng(1)
     streams = [
@@ -224,3 +222,26 @@ def test_rls_regressor_two_threads_lose_no_update_and_max_size_refuses():
     with pytest.raises(ValueError, match=r"max_size=0.1 MiB"):
         capped.learn_one({f"f{i}": 1.0 for i in range(200)}, 1.0)
     assert pickle.dumps(capped) == before
+
+
+def test_a_regressors_memory_refusal_names_features_only():
+    model = RLSRegressor(max_size=0.1)
+    model.learn_one({"a": 1.0}, 1.0)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match=r"grow to 200 features, whose statistics") as error:
+        model.learn_one({f"f{i}": 1.0 for i in range(199)}, 1.0)
+    assert "class" not in str(error.value)
+    assert pickle.dumps(model) == before
+
+
+def test_a_classifiers_memory_refusal_counts_one_class_in_the_singular():
+    model = NRRLS(max_size=0.5)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match=r"grow to 200 features and 1 class, whose") as error:
+        model.learn_one({f"f{i}": 1.0 for i in range(200)}, True)
+    assert "classes" not in str(error.value)
+    assert pickle.dumps(model) == before
+    model.learn_one({"a": 1.0}, True)
+    model.learn_one({"a": -1.0}, False)
+    with pytest.raises(ValueError, match=r"features and 2 classes, whose"):
+        model.learn_one({f"f{i}": 1.0 for i in range(200)}, True)
