@@ -528,6 +528,24 @@ def test_read_csv_values(tmp_path):
     assert table == (table.samples, table.n_features) == ([({"x1": 1.5}, True)], 2)
 
 
+def test_csv_boolean_feature_cells_are_one_and_zero(capsys, tmp_path):
+    rows = [["True", "1.5", "yes"], ["false", "", "no"], [" TRUE ", "0", "yes"]]
+    path = _write_csv(tmp_path / "b.csv", ["flag", "x", "y"], rows)
+    samples, _ = cli.read_csv(path, "y")
+    assert samples == [
+        ({"flag": 1.0, "x": 1.5}, "yes"),
+        ({"flag": 0.0}, "no"),
+        ({"flag": 1.0, "x": 0.0}, "yes"),
+    ]
+    assert all(type(value) is float for x, _ in samples for value in x.values())
+    code, out, err = _run(capsys, "evaluate", "--csv", path, "--target", "y")
+    assert code == 0 and err == "" and "3 samples, 2 features" in out
+    # a cell that is neither a number nor a boolean: the refusal says what a cell may be
+    path = _write_csv(tmp_path / "c.csv", ["flag", "y"], [["yes", "a"]])
+    code, _, err = _run(capsys, "evaluate", "--csv", path, "--target", "y")
+    assert code == 2 and "non-numeric value 'yes'" in err and "true or false" in err
+
+
 _GOOD = ["0.5", "0.25", "True"]
 _BAD_ROWS = {
     "non-numeric": (["0.5", "abc", "True"], ["column 'f2'", "non-numeric", "'abc'"]),

@@ -3,9 +3,9 @@
 This module owns everything between a path and the samples: opening the file (decompressed
 when it ends in ``.gz``; only a regular file, since it is read twice), reading its records with
 a bounded length, checking the header, typing the cells (every column but the target a numeric
-feature, the target's cells labels) and naming the data row, line and column of any bad value
-in a `UsageError`. `CsvStream` streams the file (the ``evaluate`` command's way), `read_csv`
-reads it into memory. Internal to `river_nrrls.cli`: its public names are re-exported by
+or boolean feature, the target's cells labels) and naming the data row, line and column of any
+bad value in a `UsageError`. `CsvStream` streams the file (the ``evaluate`` command's way),
+`read_csv` reads it into memory. Internal to `river_nrrls.cli`: its public names are re-exported by
 `river_nrrls.cli.evaluate`.
 
 """
@@ -43,6 +43,8 @@ __all__ = [
 Sample = tuple[dict, base.typing.ClfTarget]
 
 _BOOLEANS = {"true": True, "false": False}
+#: Feature cells read as booleans (compared in lower case), as the estimators take bools.
+_BOOLEAN_FEATURES = {"true": 1.0, "false": 0.0}
 #: Target cells that mean "no label" (compared in lower case), as pandas reads them.
 _MISSING_LABELS = frozenset(("nan", "na", "n/a", "<na>", "nat", "null", "none", "?"))
 #: The largest magnitude of a feature value read from a CSV file: its square is the most that
@@ -242,13 +244,18 @@ def _label(cell: str, column: str, where: str) -> base.typing.ClfTarget:
 
 
 def _feature_value(cell: str, column: str, where: str) -> float:
-    """The number of a non-empty, stripped feature cell; a non-number, NaN, an infinity or a
-    value whose square overflows the statistics raises."""
+    """The number of a non-empty, stripped feature cell (``true``/``false`` in any case: 1.0 and
+    0.0); a non-number, NaN, an infinity or a value whose square overflows the statistics
+    raises."""
+    boolean = _BOOLEAN_FEATURES.get(cell.lower())
+    if boolean is not None:
+        return boolean
     try:
         number = float(cell)
     except ValueError:
         raise UsageError(
-            f"{where}, column {column!r}: non-numeric value {short_repr(cell)}"
+            f"{where}, column {column!r}: non-numeric value {short_repr(cell)} (a feature cell "
+            "is a number, true or false, or empty for a missing value)"
         ) from None
     try:
         check_value(column, number)
@@ -316,7 +323,8 @@ class CsvStream:
     """The samples of a CSV file with a header row, streamed: no row is kept in memory.
 
     Every column but ``target`` is a numeric feature (cells are stripped of surrounding spaces;
-    an empty cell is a missing value, left out of ``x``). The target's cells are the labels as
+    ``true``/``false`` in any case are 1.0 and 0.0; an empty cell is a missing value, left out
+    of ``x``). The target's cells are the labels as
     read (strings), except that ``true``/``false`` in any case become ``True``/``False``. Blank
     lines are skipped. A ``.gz`` file is decompressed. Any problem raises `UsageError`
     naming the data row (1-based, header excluded), its line in the file and the column.

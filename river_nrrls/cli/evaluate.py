@@ -495,9 +495,9 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help=(
             "a CSV file with a header row (or .csv.gz) to evaluate on instead, rows in file "
-            "order: every column but --target is a numeric feature (an empty cell is a missing "
-            "value); the features are NOT scaled (see --scale). A regular file, streamed: "
-            "read once to check it, once more for the models"
+            "order: every column but --target is a numeric feature (true/false, any case, "
+            "are 1 and 0; an empty cell is a missing value); the features are NOT scaled (see "
+            "--scale). A regular file, streamed: read once to check it, once more for the models"
         ),
     )
     parser.add_argument(
