@@ -21,6 +21,7 @@ current Dask scheduler: a ``dask.distributed.Client`` when one is active, thread
 from __future__ import annotations
 
 import copy
+import dataclasses
 import typing
 
 import pandas as pd
@@ -74,6 +75,28 @@ def _check_aligned(series: typing.Any, frame: typing.Any, name: str) -> None:
     if frame.known_divisions and series.known_divisions:
         if tuple(frame.divisions) != tuple(series.divisions):
             raise ValueError(f"{name} and frame have different divisions")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Refusal:
+    """The error of a partition's bad data, returned by its task instead of raised: a worker
+    prints the traceback of every task that raises, beside the error that reaches the caller,
+    so the refusal travels as a value through the reduction and `fit` raises it."""
+
+    error: Exception
+
+
+def _refusing(step: typing.Callable[..., NRRLS], *args: typing.Any) -> NRRLS | _Refusal:
+    """``step(*args)`` (a task of `fit`), returning a `_Refusal` instead of raising the
+    ``ValueError`` or ``TypeError`` of bad data, and passing on the first refusal among
+    ``args``."""
+    refused = next((arg for arg in args if isinstance(arg, _Refusal)), None)
+    if refused is not None:
+        return refused
+    try:
+        return step(*args)
+    except (ValueError, TypeError) as error:
+        return _Refusal(error)
 
 
 def _fit_partition(
@@ -249,14 +272,14 @@ def fit(
             frame = frame.drop(columns=[weight_column])
         _check_aligned(target, frame, "target")
         partials = [
-            dask.delayed(_fit_partition)(X, y, target.name, transformers, template, w)
+            dask.delayed(_refusing)(_fit_partition, X, y, target.name, transformers, template, w)
             for X, y, w in zip(frame.to_delayed(), target.to_delayed(), weight_partitions)
         ]
     else:
         _check_column(target, frame, "target")
         partials = [
-            dask.delayed(_fit_frame_partition)(
-                partition, target, transformers, template, weight_column, w
+            dask.delayed(_refusing)(
+                _fit_frame_partition, partition, target, transformers, template, weight_column, w
             )
             for partition, w in zip(frame.to_delayed(), weight_partitions)
         ]
@@ -265,10 +288,12 @@ def fit(
     level = partials
     while len(level) > 1:
         level = [
-            dask.delayed(_sum_models)(*level[start : start + split_every])
+            dask.delayed(_refusing)(_sum_models, *level[start : start + split_every])
             for start in range(0, len(level), split_every)
         ]
     fitted = level[0].compute() if level else template
+    if isinstance(fitted, _Refusal):  # bad data in a partition, in partition order
+        raise fitted.error.with_traceback(None) from None
 
     if not transformers:
         return fitted

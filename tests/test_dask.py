@@ -322,6 +322,32 @@ def test_bad_values_in_a_partition_raise_naming_the_culprit(client):
         nrrls_dask.fit(dd.from_pandas(texts, npartitions=2), "label")
 
 
+def _failed_tasks_logged(client) -> int:
+    """How many "Compute Failed" records (each with the task's traceback) the workers logged:
+    what a worker prints on its stderr when a task raises."""
+    logs = client.get_worker_logs()
+    return sum("Compute Failed" in message for records in logs.values() for _, message in records)
+
+
+def test_bad_data_is_refused_without_the_workers_tracebacks(client, capfd):
+    frame = _frame(200, ("u", "v"), seed=16)
+    unlabelled = frame.copy()
+    unlabelled.loc[150, "label"] = None
+    broken = frame.copy()
+    broken.loc[190, "f2"] = np.inf
+    broken.loc[30, "f1"] = np.inf
+    failed_before = _failed_tasks_logged(client)
+    capfd.readouterr()
+    with pytest.raises(ValueError, match="'label' has a missing value at row 150") as error:
+        nrrls_dask.fit(dd.from_pandas(unlabelled, npartitions=3), "label", split_every=2)
+    assert error.value.__cause__ is None
+    with pytest.raises(ValueError, match="'f1'") as error:  # the first partition's culprit
+        nrrls_dask.fit(dd.from_pandas(broken, npartitions=3), "label", split_every=2)
+    assert "'f2'" not in str(error.value)
+    assert _failed_tasks_logged(client) == failed_before  # no worker printed a traceback
+    assert "Traceback" not in capfd.readouterr().err
+
+
 # ------------------------------------------------------------------------------ scoring
 
 
