@@ -273,6 +273,45 @@ class _Terminal(io.StringIO):
         return True
 
 
+def _slow_clock(monkeypatch, seconds_per_reading: float = 1.0) -> None:
+    """A fake clock for the progress bars: every reading is ``seconds_per_reading`` later."""
+    readings = iter(range(10**9))
+    monkeypatch.setattr(cli, "_clock", lambda: next(readings) * seconds_per_reading)
+
+
+def test_short_work_on_a_terminal_prints_no_progress(capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    _slow_clock(monkeypatch, 0.0)  # the work takes no time
+    code, out, err = _run(capsys, "evaluate", "--limit", "50")
+    assert code == 0 and "nrrls" in out and err == ""
+
+
+def test_long_work_on_a_terminal_shows_its_progress_after_two_seconds(capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    _slow_clock(monkeypatch, 0.05)  # a reading per update (every 1%): 2 s at about 40%
+    code, _, err = _run(capsys, "evaluate", "--models", "nrrls")
+    assert code == 0
+    assert "100% 768/768" in err and "  1% " not in err and " 30% " not in err
+    assert err.count("\n") == 1
+
+
+def test_checking_a_long_csv_file_shows_the_rows_read(capsys, monkeypatch, tmp_path):
+    rng = random.Random(3)
+    rows = [[f"{rng.random():.3f}", rng.choice(["a", "b"])] for _ in range(2500)]
+    path = _write_csv(tmp_path / "long.csv", ["x", "y"], rows)
+    argv = ["evaluate", "--csv", path, "--target", "y", "--models", "nrrls"]
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    _slow_clock(monkeypatch, 5.0)  # every reading is past the delay
+    code, _, err = _run(capsys, *argv)
+    assert code == 0
+    assert f"checking {path}: 2,000 rows\n" in err and "100% 2500/2500" in err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)  # a pipe, CI: nothing
+    code, _, err = _run(capsys, *argv)
+    assert code == 0 and err == ""
+    code, _, err = _run(capsys, *argv, "--progress")  # unless asked, at once
+    assert code == 0 and f"checking {path}: 2,000 rows" in err and "100% 2500/2500" in err
+
+
 def test_progress_bar_only_on_a_terminal_or_when_asked(capsys, monkeypatch):
     code, _, err = _run(capsys, "evaluate", "--limit", "50", "--progress")
     assert code == 0
@@ -281,6 +320,7 @@ def test_progress_bar_only_on_a_terminal_or_when_asked(capsys, monkeypatch):
 
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
+    _slow_clock(monkeypatch)
     assert cli.main(["evaluate", "--limit", "50"]) == 0
     assert "100% 50/50" in terminal.getvalue()
 

@@ -26,6 +26,7 @@ import importlib.util
 import io
 import os
 import sys
+import time
 import typing
 
 __all__ = [
@@ -154,28 +155,61 @@ def positive_int(text: str) -> int:
     return value
 
 
-class ProgressBar:
-    """A one-line progress bar on a text stream (nothing at all when disabled)."""
+#: The clock of `ProgressBar` (seconds; a test sets a fake one).
+_clock = time.monotonic
 
-    def __init__(self, label: str, total: int, stream: typing.TextIO | None, width: int = 30):
+
+class ProgressBar:
+    """A one-line progress bar on a text stream (nothing at all when disabled).
+
+    With a ``delay``, the bar appears only once the work has taken that many seconds since
+    ``started`` (a `time.monotonic` reading; default: now), so that short work prints nothing.
+    Without a ``total``, it counts the steps done (in ``unit``).
+
+    """
+
+    def __init__(
+        self,
+        label: str,
+        total: int | None,
+        stream: typing.TextIO | None,
+        width: int = 30,
+        *,
+        delay: float = 0.0,
+        started: float | None = None,
+        unit: str = "",
+    ):
         self.label = label
         self.total = total
         self.stream = stream
         self.width = width
+        self.delay = delay
+        self.started = _clock() if started is None else started
+        self.unit = unit
+        self.shown = delay <= 0.0  # whether the bar has appeared (or may: no delay)
 
     def update(self, done: int) -> None:
-        """Redraw the bar at ``done`` of ``total`` steps (nothing without a stream)."""
+        """Redraw the bar at ``done`` of ``total`` steps (nothing without a stream, nor before
+        the delay has passed)."""
         if self.stream is None:
             return
-        fraction = done / self.total if self.total else 1.0
-        filled = round(fraction * self.width)
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {fraction:4.0%} {done}/{self.total}")
+        if not self.shown:
+            if _clock() - self.started < self.delay:
+                return
+            self.shown = True
+        if self.total is None:
+            unit = f" {self.unit}" if self.unit else ""
+            self.stream.write(f"\r{self.label}: {done:,}{unit}")
+        else:
+            fraction = done / self.total if self.total else 1.0
+            filled = round(fraction * self.width)
+            bar = "#" * filled + "-" * (self.width - filled)
+            self.stream.write(f"\r{self.label} [{bar}] {fraction:4.0%} {done}/{self.total}")
         self.stream.flush()
 
     def close(self) -> None:
-        """End the bar's line (nothing without a stream)."""
-        if self.stream is not None:
+        """End the bar's line (nothing without a stream, nor if the bar never appeared)."""
+        if self.stream is not None and self.shown:
             self.stream.write("\n")
             self.stream.flush()
 

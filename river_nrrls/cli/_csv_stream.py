@@ -26,7 +26,7 @@ from river import base
 
 from .._checks import VALUE_LIMIT, short_repr
 from .._validation import check_value
-from . import UsageError
+from . import ProgressBar, UsageError
 
 __all__ = [
     "MAX_COLUMNS",
@@ -59,6 +59,8 @@ MAX_COLUMNS = 100_000
 #: The most distinct labels of a CSV file's target, and the most characters they hold together.
 MAX_LABELS = 1_000
 MAX_LABEL_CHARS = 2**20
+#: The check of a CSV file counts its rows on the progress bar every this many rows.
+_PROGRESS_EVERY = 1000
 
 
 # ------------------------------------------------------------------------------ the records
@@ -301,12 +303,17 @@ def _stream_samples(path: str, target: str, limit: int | None) -> typing.Iterato
         yield from _samples(records, layout, limit)
 
 
-def _count_labels(samples: typing.Iterable[Sample], path: str, target: str) -> collections.Counter:
+def _count_labels(
+    samples: typing.Iterable[Sample], path: str, target: str, progress: ProgressBar | None = None
+) -> collections.Counter:
     """The count of every label of ``samples``, in first-seen order: over `MAX_LABELS`
-    distinct labels, or `MAX_LABEL_CHARS` characters in them, raises."""
+    distinct labels, or `MAX_LABEL_CHARS` characters in them, raises. ``progress`` counts the
+    samples read."""
     labels: collections.Counter = collections.Counter()
     label_chars = 0
-    for _, y in samples:
+    for n_read, (_, y) in enumerate(samples, start=1):
+        if progress is not None and n_read % _PROGRESS_EVERY == 0:
+            progress.update(n_read)
         if y not in labels:
             label_chars += len(y) if isinstance(y, str) else 1
             if len(labels) >= MAX_LABELS or label_chars > MAX_LABEL_CHARS:
@@ -345,6 +352,8 @@ class CsvStream:
         The label column.
     limit
         Read only the first ``limit`` data rows.
+    progress
+        The bar that counts the rows of the first read (the check), closed after it.
 
     Attributes
     ----------
@@ -357,14 +366,26 @@ class CsvStream:
 
     """
 
-    def __init__(self, path: str, target: str, limit: int | None = None):
+    def __init__(
+        self,
+        path: str,
+        target: str,
+        limit: int | None = None,
+        *,
+        progress: ProgressBar | None = None,
+    ):
         self.path = path
         self.target = target
         self.limit = limit
-        with _open_records(path) as records:
-            layout = _read_layout(records, target)
-            self.n_features = len(layout.features)
-            self.labels = _count_labels(_samples(records, layout, limit), path, target)
+        try:
+            with _open_records(path) as records:
+                layout = _read_layout(records, target)
+                self.n_features = len(layout.features)
+                samples = _samples(records, layout, limit)
+                self.labels = _count_labels(samples, path, target, progress)
+        finally:
+            if progress is not None:
+                progress.close()
         self.n_samples = sum(self.labels.values())
         if not self.n_samples:
             raise UsageError(f"{path} has no data rows")

@@ -306,6 +306,7 @@ def evaluate_models(
     progress: typing.TextIO | None = None,
     *,
     labels: collections.Counter | None = None,
+    progress_delay: float = 0.0,
 ) -> list[Result]:
     """Progressive validation of every model of ``model_names`` on ``samples``, in one pass.
 
@@ -337,6 +338,8 @@ def evaluate_models(
         The stream of the progress bar (``None``: no bar).
     labels
         The count of every label of ``samples``, in first-seen order (``None``: counted here).
+    progress_delay
+        Seconds of work before the progress bar appears (0: at once).
 
     Returns
     -------
@@ -349,8 +352,8 @@ def evaluate_models(
         labels = collections.Counter(y for _, y in samples)
     runs = _start_runs(model_names, _binary_view(labels), scale)
     total = sum(labels.values())
-    bar = ProgressBar(", ".join(model_names), total, progress)
-    every = max(1, total // 100)  # about a hundred progress updates
+    bar = ProgressBar(", ".join(model_names), total, progress, delay=progress_delay)
+    every = max(1, min(total // 100, _PROGRESS_EVERY))  # a hundred updates or more
     done = 0
     try:
         for x, y in samples:
@@ -565,9 +568,17 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="progress bars on stderr (default: only when stderr is a terminal)",
+        help=(
+            "progress bars on stderr from the start, wherever stderr goes (default: only when "
+            f"stderr is a terminal, once the work has taken {PROGRESS_DELAY:g} s)"
+        ),
     )
 
+
+#: Without ``--progress``, a terminal shows the progress once the work has taken this long (s).
+PROGRESS_DELAY = 2.0
+#: The progress bar of the evaluation is updated every this many samples at least.
+_PROGRESS_EVERY = 1000
 
 #: A classification target with more distinct values than this (and than half the rows) is
 #: taken for a continuous one and refused.
@@ -598,20 +609,20 @@ class _Source(typing.NamedTuple):
     labels: collections.Counter | None
 
 
-def _load_samples(args: argparse.Namespace) -> _Source:
-    """The data the user asked for."""
+def _load_samples(args: argparse.Namespace, progress: ProgressBar) -> _Source:
+    """The data the user asked for (``progress``: the bar of the check of a CSV file)."""
     if args.target is not None and args.csv is None:
         raise UsageError("--target needs --csv")
     if args.csv is not None:
         if args.target is None:
             raise UsageError("--csv needs --target COLUMN (the label column)")
-        return _csv_source(args)
+        return _csv_source(args, progress)
     return _dataset_source(args)
 
 
-def _csv_source(args: argparse.Namespace) -> _Source:
+def _csv_source(args: argparse.Namespace, progress: ProgressBar) -> _Source:
     """The samples of ``--csv``, streamed (shuffled in a buffer with ``--shuffle``)."""
-    csv_stream = CsvStream(args.csv, args.target, args.limit)
+    csv_stream = CsvStream(args.csv, args.target, args.limit, progress=progress)
     _check_classes(args.csv, args.target, csv_stream.labels)
     samples: typing.Iterable[Sample] = csv_stream
     caption = args.csv
@@ -659,17 +670,21 @@ def _where(error: BaseException) -> str:
 
 def _run_evaluate(args: argparse.Namespace) -> int:
     """Evaluate the models on the data and print the table: the ``run`` of ``evaluate``."""
-    source = _load_samples(args)
-    show_progress = args.progress
-    if show_progress is None:
+    show_progress, delay = args.progress, 0.0
+    if show_progress is None:  # the default: on a terminal, once the work takes a while
         show_progress = sys.stderr is not None and sys.stderr.isatty()
+        delay = PROGRESS_DELAY
+    stream = sys.stderr if show_progress else None
+    check = ProgressBar(f"checking {args.csv}", None, stream, delay=delay, unit="rows")
+    source = _load_samples(args, check)
     try:
         results = evaluate_models(
             source.samples,
             args.models,
             scale=args.scale,
-            progress=sys.stderr if show_progress else None,
+            progress=stream,
             labels=source.labels,
+            progress_delay=0.0 if check.shown else delay,
         )
     except ValueError as error:  # a model refused the data (values too large together, ...)
         raise UsageError(
