@@ -846,3 +846,21 @@ def test_state_size_does_not_grow_with_the_number_of_samples():
         model.learn_one({"alpha_feature": 1.0, "beta": 2.0, "gamma": 0.5}, "cat")
         sizes.append(len(pickle.dumps(model)))
     assert sizes[0] == sizes[1]
+
+
+def test_debug_one_contributions_add_up_to_the_outputs():
+    """NRRLS.debug_one shares its tables with RLSRegressor.debug_one (`_debug`): per class, the
+    contributions add up to the class's output; no feature and no intercept: the header."""
+    model = NRRLS()
+    for x, y in [({"a": 1.0, "b": 0.0}, "u"), ({"a": 0.5, "b": 1.0}, "v"), ({"b": 2.0}, "w")]:
+        model.learn_one(x, y)
+    probe = {"a": 2.0, "b": 0.5, "unseen": 1.0}
+    tables = model.debug_one(probe, decimals=10).split("\n\n")
+    for table, (label, output) in zip(tables, model.decision_one(probe).items()):
+        assert table.startswith(f"Class {label!r}")
+        total = sum(float(line.split()[-1]) for line in table.splitlines()[2:])
+        assert total == pytest.approx(output, abs=1e-8)
+    bare = NRRLS(intercept=False)
+    bare.learn_one({"a": 1.0}, True)
+    bare.learn_one({"a": -1.0}, False)
+    assert all("Contribution" in table for table in bare.debug_one({}).split("\n\n"))
