@@ -336,8 +336,9 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would.
 
         The rows of ``X`` and the labels of ``y`` are paired by position, as river's mini-batch
-        learners pair them; a ``y`` that holds the row labels of ``X`` in another order is
-        refused (``ValueError``), since it would pair rows with other rows' labels. ``w`` is one
+        learners pair them; a Series ``y`` whose index is not that of ``X`` (other row labels,
+        or the same in another order) is refused (``ValueError`` naming the first row where they
+        differ), since it would pair rows with other rows' labels. ``w`` is one
         weight for every row, or one per row (a Series with ``y``'s index, or a sequence as long
         as ``y``); rows of weight 0 are left out, as ``learn_one`` would.
 

@@ -437,9 +437,10 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would (up to
         rounding), with a blocked QR update of the factor.
 
-        Rows and targets are paired by position (a ``y`` holding the rows of ``X`` in another
-        order is refused); ``w`` is one weight for every row or one per row; rows of weight 0
-        are left out, as ``learn_one`` would.
+        Rows and targets are paired by position (a Series ``y`` whose index is not that of
+        ``X`` is refused, naming the first row where they differ; a list or array is paired as
+        given); ``w`` is one weight for every row or one per row; rows of weight 0 are left out,
+        as ``learn_one`` would.
 
         """
         X, y, w = as_frame(X), as_series(y), as_series(w)

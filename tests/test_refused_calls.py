@@ -270,3 +270,32 @@ def test_a_refused_call_leaves_the_order_selector_unchanged(path, options, learn
             selector.learn_one(x, y, w=w)
         assert pickle.dumps(selector) == before, (x if len(x) < 5 else "wide", y, w)
     selector.learn_one({"a": 0.5, "b": 0.5}, True)  # still usable
+
+
+@pytest.mark.parametrize("estimator", ["NRRLS", "RLSRegressor"])
+@pytest.mark.parametrize(
+    ("y_index", "where"),
+    [
+        ([0, 1, 2], "position 0: row 'r1' of X, 0 of y"),  # a default RangeIndex
+        (["r1", "r3", "r2"], "position 1: row 'r2' of X, 'r3' of y"),  # X's rows reordered
+        (["r1", "r2", "r9"], "position 2: row 'r3' of X, 'r9' of y"),  # another row
+    ],
+    ids=["range", "reordered", "other"],
+)
+def test_learn_many_refuses_a_y_whose_index_differs_from_xs(path, estimator, y_index, where):
+    """Both estimators refuse what `river_nrrls.dask` refuses: rows paired by position while
+    the indexes say otherwise. The message names the first row where they differ."""
+    from river_nrrls import RLSRegressor
+
+    model = _learnt(NRRLS()) if estimator == "NRRLS" else RLSRegressor()
+    targets = [True, False, True] if estimator == "NRRLS" else [1.0, -1.0, 0.5]
+    if estimator == "RLSRegressor":
+        model.learn_one({"a": 1.0, "b": 0.5}, 1.0)
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.5, 0.0, 1.0]}, index=["r1", "r2", "r3"])
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="indexes of X and y differ") as error:
+        model.learn_many(X, pd.Series(targets, index=y_index))
+    assert where in str(error.value) and "y.loc[X.index]" in str(error.value)
+    assert pickle.dumps(model) == before
+    model.learn_many(X, targets)  # a list has no index: paired by position
+    model.learn_many(X, pd.Series(targets, index=X.index))
