@@ -164,25 +164,36 @@ def label_sign(label: typing.Any, estimator: str = "this binary classifier") -> 
     )
 
 
-def check_paired(X: pd.DataFrame, y: pd.Series) -> None:
-    """Refuse a ``y`` whose index holds the row labels of ``X`` in another order.
+def check_paired(X: pd.DataFrame, y: typing.Any) -> None:
+    """Refuse a pandas ``y`` whose index is not the index of ``X``, naming the first row where
+    they differ.
 
-    A mini-batch pairs the rows of ``X`` with the labels of ``y`` by position, as river's
-    mini-batch learners do, so a ``y`` with an unrelated index (a ``RangeIndex``, say) is fine;
-    but one holding the same row labels in another order would silently pair every row with
-    another row's label.
+    A mini-batch pairs the rows of ``X`` with the labels or targets of ``y`` by position, as
+    river's mini-batch learners do. A ``y`` that has an index of its own (a pandas Series)
+    must have that of ``X``: one with the row labels in another order, or with other labels,
+    would pair rows with other rows' targets without a word (``river_nrrls.dask`` refuses it
+    too). A list, tuple or numpy array has no index: it is paired by position.
 
     """
     index = getattr(y, "index", None)
-    if not isinstance(index, pd.Index):  # a list, tuple or numpy array: paired by position
+    if not isinstance(index, pd.Index) or len(X) != len(y) or not len(X):
         return
-    if len(X) != len(y) or X.index.equals(index) or not X.index.is_unique:
+    if X.index.equals(index):
         return
-    if set(X.index) == set(index):
-        raise ValueError(
-            "y holds the rows of X in another order (the same index labels): rows are paired "
-            "by position, so align it first (y.loc[X.index])"
-        )
+    position = next(
+        (
+            i
+            for i, (row, label) in enumerate(zip(X.index, index))
+            if not (row == label or (is_missing(row) and is_missing(label)))
+        ),
+        0,  # (labels equal by ==, of types that ``equals`` tells apart)
+    )
+    row, label = row_name(X.index, position), row_name(index, position)
+    raise ValueError(
+        f"the indexes of X and y differ (from position {position}: row {short_repr(row)} of X, "
+        f"{short_repr(label)} of y); rows are paired by position, so align y first "
+        "(y.loc[X.index]), or pass its values (y.to_numpy()) to pair them by position"
+    )
 
 
 def sample_weights(w: typing.Any, y: typing.Any) -> np.ndarray | None:

@@ -344,6 +344,14 @@ class PolynomialOrderSelector(base.Classifier):
         self._block_position = 0
         self._shared_race: _SharedRace | None = None  # see `_race`
 
+    def __getstate__(self) -> dict:
+        # The race's layout is derived from the parameters (a cache, built at the first learnt
+        # sample): left out, so that a pickle is the same whether or not it was built, and a
+        # refused call, which may build it before its sample is refused, changes nothing.
+        state = self.__dict__.copy()
+        state.pop("_shared_race", None)
+        return state
+
     def _classifier_of(self, forgetting: float | None) -> base.Classifier:
         if forgetting is None:
             return self._classifier
@@ -523,8 +531,8 @@ class PolynomialOrderSelector(base.Classifier):
 
     def _race(self) -> _SharedRace:
         """Where every candidate's prediction comes from, and the order in which the shared
-        models learn (derived from the parameters; built at the first use)."""
-        race = self.__dict__.get("_shared_race")  # (absent from older pickles)
+        models learn (derived from the parameters; built at the first use, not pickled)."""
+        race = self.__dict__.get("_shared_race")  # (absent from pickles: see __getstate__)
         if race is None:
             positions = {order: q for q, order in enumerate(self._orders)}
             slots = []

@@ -22,6 +22,7 @@ from ._checks import (
     row_name,
     sample_weights,
 )
+from ._debug import contribution_table, format_number
 from ._frames import as_frame, as_series, native_frame, native_series
 from ._fused import learn_remembered, pair_outputs
 from ._index import FeatureIndex, MergedColumns
@@ -335,8 +336,9 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would.
 
         The rows of ``X`` and the labels of ``y`` are paired by position, as river's mini-batch
-        learners pair them; a ``y`` that holds the row labels of ``X`` in another order is
-        refused (``ValueError``), since it would pair rows with other rows' labels. ``w`` is one
+        learners pair them; a Series ``y`` whose index is not that of ``X`` (other row labels,
+        or the same in another order) is refused (``ValueError`` naming the first row where they
+        differ), since it would pair rows with other rows' labels. ``w`` is one
         weight for every row, or one per row (a Series with ``y``'s index, or a sequence as long
         as ``y``); rows of weight 0 are left out, as ``learn_one`` would.
 
@@ -707,37 +709,15 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
         1.03
 
         """
-        from river.utils.pretty import print_table
-
         clean = validate_one(x)
         outputs = self.decision_one(clean)
         weights, intercepts = self.weights, self.intercepts
-
-        def fmt(number: float) -> str:
-            return f"{number: ,.{decimals}f}"
-
         tables = []
         for label, output in outputs.items():
-            names = [str(name) for name in clean]
-            values = list(clean.values())
-            class_weights = [weights[label].get(name, 0.0) for name in clean]
-            if self.intercept:
-                names.append("Intercept")
-                values.append(1.0)
-                class_weights.append(intercepts[label])
-            contributions = [value * weight for value, weight in zip(values, class_weights)]
-            order = sorted(range(len(names)), key=lambda i: -contributions[i])
-            table = print_table(
-                headers=["Name", "Value", "Weight", "Contribution"],
-                columns=[
-                    names,
-                    [fmt(value) for value in values],
-                    [fmt(weight) for weight in class_weights],
-                    [fmt(contribution) for contribution in contributions],
-                ],
-                order=order,
-            )
-            tables.append(f"Class {label!r} (output {fmt(output).strip()})\n{table}")
+            intercept = intercepts[label] if self.intercept else None
+            table = contribution_table(clean, weights[label], intercept, decimals)
+            header = f"Class {label!r} (output {format_number(output, decimals).strip()})"
+            tables.append(f"{header}\n{table}")
         return "\n\n".join(tables)
 
     @property

@@ -35,6 +35,7 @@ from ._checks import (
     row_name,
     sample_weights,
 )
+from ._debug import contribution_table
 from ._frames import as_frame, as_series, native_series
 from ._index import FeatureIndex
 from ._locking import OneCallAtATime
@@ -436,9 +437,10 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         """Learn a mini-batch exactly as the ``learn_one`` loop over its rows would (up to
         rounding), with a blocked QR update of the factor.
 
-        Rows and targets are paired by position (a ``y`` holding the rows of ``X`` in another
-        order is refused); ``w`` is one weight for every row or one per row; rows of weight 0
-        are left out, as ``learn_one`` would.
+        Rows and targets are paired by position (a Series ``y`` whose index is not that of
+        ``X`` is refused, naming the first row where they differ; a list or array is paired as
+        given); ``w`` is one weight for every row or one per row; rows of weight 0 are left out,
+        as ``learn_one`` would.
 
         """
         X, y, w = as_frame(X), as_series(y), as_series(w)
@@ -652,6 +654,51 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         return native_series(outputs, name=getattr(self, "_y_name", None), like=X)
 
     # ----------------------------------------------------------------- inspection
+
+    def debug_one(self, x: dict, decimals: int = 5) -> str:
+        """Explain the prediction for ``x``: every feature's value, weight and contribution
+        ``value * weight`` to it (as river's ``LinearRegression.debug_one``).
+
+        The rows come by decreasing contribution, the intercept's last among equals; the
+        contributions add up to `predict_one` ``(x)``. Features the model has not seen have
+        weight 0; missing (``None``) values are left out.
+
+        Parameters
+        ----------
+        x
+            A dictionary of features.
+        decimals
+            The number of decimals shown for every number.
+
+        Returns
+        -------
+        A table which explains the prediction.
+
+        Examples
+        --------
+
+        >>> from river_nrrls import RLSRegressor
+        >>> model = RLSRegressor(l2=1e-6)
+        >>> for x, y in [({"a": 1.0, "b": 0.0}, 3.0), ({"a": 0.0, "b": 1.0}, -1.0),
+        ...              ({"a": 1.0, "b": 1.0}, 2.0), ({"a": 2.0, "b": 1.0}, 4.0)]:
+        ...     model.learn_one(x, y)
+        >>> print(model.debug_one({"a": 2.0, "b": 0.5}, decimals=3))
+        Name        Value    Weight   Contribution
+                a    2.000    2.500          5.000
+        Intercept    1.000    0.500          0.500
+                b    0.500   -1.333         -0.667
+
+        The contributions add up to the prediction:
+
+        >>> round(model.predict_one({"a": 2.0, "b": 0.5}), 3)
+        4.833
+
+        """
+        clean = validate_one(x)
+        with self._lock:
+            weights, bias = self.weights, self.bias
+        intercept = bias if self.intercept else None
+        return contribution_table(clean, weights, intercept, decimals)
 
     @property
     def weights(self) -> dict[typing.Hashable, float]:

@@ -495,16 +495,16 @@ def test_learn_many_with_mismatched_lengths_raises_and_keeps_state(n_labels):
 
 
 def test_learn_many_pairs_rows_by_position_and_refuses_a_reordered_y():
-    """river pairs a mini-batch by position: a y with an unrelated index is paired row by row,
-    but a y holding X's row labels in another order would silently mismatch them."""
+    """river pairs a mini-batch by position: a y without an index is paired row by row, but a
+    y holding X's row labels in another order would silently mismatch them."""
     X = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0]}, index=[10, 11, 12, 13])
     y = pd.Series([True, True, False, False], index=X.index)
     aligned, by_position = NRRLS(), NRRLS()
     aligned.learn_many(X, y)
-    by_position.learn_many(X, pd.Series(y.to_numpy()))  # a RangeIndex: paired by position
+    by_position.learn_many(X, y.to_numpy())  # no index: paired by position
     assert by_position.weights == aligned.weights
     before = _state(aligned)
-    with pytest.raises(ValueError, match="another order"):
+    with pytest.raises(ValueError, match=r"indexes of X and y differ .*position 0: row 10 of X"):
         aligned.learn_many(X, y.loc[[13, 12, 11, 10]])
     assert _state(aligned) == before
     aligned.learn_many(X, y.loc[[13, 12, 11, 10]].loc[X.index])  # aligned first: accepted
@@ -513,11 +513,11 @@ def test_learn_many_pairs_rows_by_position_and_refuses_a_reordered_y():
 @pytest.mark.parametrize("as_labels", [list, tuple, np.array], ids=["list", "tuple", "ndarray"])
 def test_learn_many_takes_labels_without_an_index(as_labels):
     """A list, tuple or numpy array of labels has no index: paired by position, like a
-    RangeIndex Series (the pairing check must not ask it for one)."""
+    Series on X's index (the pairing check must not ask it for one)."""
     X = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0]}, index=[10, 11, 12, 13])
     labels = [True, True, False, False]
     as_series, as_given = NRRLS(), NRRLS()
-    as_series.learn_many(X, pd.Series(labels))
+    as_series.learn_many(X, pd.Series(labels, index=X.index))
     as_given.learn_many(X, as_labels(labels))
     assert as_given.weights == as_series.weights
 
@@ -846,3 +846,21 @@ def test_state_size_does_not_grow_with_the_number_of_samples():
         model.learn_one({"alpha_feature": 1.0, "beta": 2.0, "gamma": 0.5}, "cat")
         sizes.append(len(pickle.dumps(model)))
     assert sizes[0] == sizes[1]
+
+
+def test_debug_one_contributions_add_up_to_the_outputs():
+    """NRRLS.debug_one shares its tables with RLSRegressor.debug_one (`_debug`): per class, the
+    contributions add up to the class's output; no feature and no intercept: the header."""
+    model = NRRLS()
+    for x, y in [({"a": 1.0, "b": 0.0}, "u"), ({"a": 0.5, "b": 1.0}, "v"), ({"b": 2.0}, "w")]:
+        model.learn_one(x, y)
+    probe = {"a": 2.0, "b": 0.5, "unseen": 1.0}
+    tables = model.debug_one(probe, decimals=10).split("\n\n")
+    for table, (label, output) in zip(tables, model.decision_one(probe).items()):
+        assert table.startswith(f"Class {label!r}")
+        total = sum(float(line.split()[-1]) for line in table.splitlines()[2:])
+        assert total == pytest.approx(output, abs=1e-8)
+    bare = NRRLS(intercept=False)
+    bare.learn_one({"a": 1.0}, True)
+    bare.learn_one({"a": -1.0}, False)
+    assert all("Contribution" in table for table in bare.debug_one({}).split("\n\n"))

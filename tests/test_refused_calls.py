@@ -245,3 +245,79 @@ def test_a_classifiers_memory_refusal_counts_one_class_in_the_singular():
     model.learn_one({"a": -1.0}, False)
     with pytest.raises(ValueError, match=r"features and 2 classes, whose"):
         model.learn_one({f"f{i}": 1.0 for i in range(200)}, True)
+
+
+def _selector_refusals() -> list:
+    """Calls every selector must refuse: too wide for max_size=0.5, a non-numeric value, a
+    missing label, an unhashable label, a negative and a non-numeric weight."""
+    return [
+        ({f"f{i}": 1.0 for i in range(200)}, True, 1.0, ValueError),
+        ({"a": "high", "b": 1.0}, True, 1.0, (TypeError, ValueError)),
+        ({"a": 1.0, "b": 1.0}, None, 1.0, ValueError),
+        ({"a": 1.0, "b": 1.0}, ["unhashable"], 1.0, TypeError),
+        ({"a": 1.0, "b": 1.0}, True, -1.0, ValueError),
+        ({"a": 1.0, "b": 1.0}, True, "heavy", TypeError),
+    ]
+
+
+_SELECTOR_CASES = [
+    pytest.param(options, learnt, id=f"{name}-{'learnt' if learnt else 'fresh'}")
+    for name, options in [
+        ("plain", {}),
+        ("forgetting_grid", {"forgetting_grid": (1.0, 0.99)}),
+        ("window", {"window": 3}),
+        ("block", {"block": 2}),
+        ("pipelines", {"solver": "woodbury", "block": 2}),  # no shared statistics
+    ]
+    for learnt in (False, True)
+    # (not a fresh selector of independent pipelines: river's compose.Pipeline builds its
+    # execution plan at its first call, refused or not, a cache of river's own)
+    if learnt or name != "pipelines"
+]
+
+
+@pytest.mark.parametrize(("options", "learnt"), _SELECTOR_CASES)
+def test_a_refused_call_leaves_the_order_selector_unchanged(path, options, learnt):
+    from river_nrrls import PolynomialOrderSelector
+
+    options = dict(options)
+    classifier = NRRLS(max_size=0.5, solver=options.pop("solver", "cholesky"))
+    selector = PolynomialOrderSelector(orders=(1, 2), classifier=classifier, **options)
+    if learnt:
+        for x, y in [({"a": 1.0, "b": 0.5}, True), ({"a": -1.0, "b": 2.0}, False)] * 3:
+            selector.learn_one(x, y)
+    before = pickle.dumps(selector)
+    for x, y, w, error in _selector_refusals():
+        with pytest.raises(error):
+            selector.learn_one(x, y, w=w)
+        assert pickle.dumps(selector) == before, (x if len(x) < 5 else "wide", y, w)
+    selector.learn_one({"a": 0.5, "b": 0.5}, True)  # still usable
+
+
+@pytest.mark.parametrize("estimator", ["NRRLS", "RLSRegressor"])
+@pytest.mark.parametrize(
+    ("y_index", "where"),
+    [
+        ([0, 1, 2], "position 0: row 'r1' of X, 0 of y"),  # a default RangeIndex
+        (["r1", "r3", "r2"], "position 1: row 'r2' of X, 'r3' of y"),  # X's rows reordered
+        (["r1", "r2", "r9"], "position 2: row 'r3' of X, 'r9' of y"),  # another row
+    ],
+    ids=["range", "reordered", "other"],
+)
+def test_learn_many_refuses_a_y_whose_index_differs_from_xs(path, estimator, y_index, where):
+    """Both estimators refuse what `river_nrrls.dask` refuses: rows paired by position while
+    the indexes say otherwise. The message names the first row where they differ."""
+    from river_nrrls import RLSRegressor
+
+    model = _learnt(NRRLS()) if estimator == "NRRLS" else RLSRegressor()
+    targets = [True, False, True] if estimator == "NRRLS" else [1.0, -1.0, 0.5]
+    if estimator == "RLSRegressor":
+        model.learn_one({"a": 1.0, "b": 0.5}, 1.0)
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.5, 0.0, 1.0]}, index=["r1", "r2", "r3"])
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="indexes of X and y differ") as error:
+        model.learn_many(X, pd.Series(targets, index=y_index))
+    assert where in str(error.value) and "y.loc[X.index]" in str(error.value)
+    assert pickle.dumps(model) == before
+    model.learn_many(X, targets)  # a list has no index: paired by position
+    model.learn_many(X, pd.Series(targets, index=X.index))

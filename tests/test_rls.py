@@ -493,3 +493,31 @@ def test_strong_forgetting_stays_finite_both_ways(forgetting):
         if forgetting >= 1e-5:  # the older ones still weigh at double precision: the line
             assert model.predict_one({"a": 0.5}) == pytest.approx(2.5, rel=1e-6)
     assert many.n_samples == pytest.approx(one.n_samples, rel=1e-12)
+
+
+@pytest.mark.parametrize("params", [{}, {"intercept": False}, {"forgetting": 0.9, "l2": 0.1}])
+def test_debug_one_contributions_add_up_to_the_prediction(params):
+    """As river's LinearRegression.debug_one: one row per feature (and the intercept), by
+    decreasing contribution; unseen features weigh 0, missing values are left out."""
+    rng = np.random.default_rng(3)
+    model = RLSRegressor(**params)
+    for _ in range(30):
+        x = {"a": float(rng.normal()), "b": float(rng.normal()), 7: float(rng.normal())}
+        model.learn_one(x, 2.0 * x["a"] - x["b"] + 0.5 * x[7] + 1.0)
+    probe = {"a": 0.3, "b": -1.2, 7: 2.0, "unseen": 4.0, "gap": None}
+    before = pickle.dumps(model)
+    table = model.debug_one(probe, decimals=10)
+    assert pickle.dumps(model) == before
+    lines = table.splitlines()
+    assert lines[0].split() == ["Name", "Value", "Weight", "Contribution"]
+    rows = {line.split()[0]: [float(cell) for cell in line.split()[1:]] for line in lines[1:]}
+    expected = {"a", "b", "7", "unseen"} | ({"Intercept"} if model.intercept else set())
+    assert set(rows) == expected
+    assert rows["unseen"][1] == 0.0
+    contributions = [row[2] for row in rows.values()]
+    assert contributions == sorted(contributions, reverse=True)
+    assert sum(contributions) == pytest.approx(model.predict_one(probe), abs=1e-8)
+    for value, weight, contribution in rows.values():
+        assert contribution == pytest.approx(value * weight, abs=1e-9)
+    empty = model.debug_one({})  # the intercept alone, or (intercept=False) the header alone
+    assert ("Intercept" in empty) == model.intercept and "Contribution" in empty

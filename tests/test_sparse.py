@@ -106,7 +106,7 @@ def test_sparse_learn_many_is_the_batch_ter():
     model = NRRLS(forgetting=0.99)
     for start in range(0, 240, 40):
         batch = slice(start, start + 40)
-        model.learn_many(frame.iloc[batch], pd.Series(labels[batch]))
+        model.learn_many(frame.iloc[batch], labels[batch])  # (a list: paired by position)
         ref = TERReference(rows[: start + 40], labels[: start + 40], forgetting=0.99)
         assert_model_matches(model, ref, [rows[start]], RTOL)
     # a batch touching few of the many columns takes the block update: still exact
