@@ -105,6 +105,8 @@ def test_no_module_reads_another_objects_private_state(module):
         "def f(model):\n    return getattr(model, '_solver')\n",
         "def f(model):\n    return model.__dict__\n",
         "class A:\n    def f(self, other):\n        return other.statistics._buffer\n",
+        "class A:\n    def f(self, x):\n        return self.extenders[1]._transform_layout(x)\n",
+        "def f(view):\n    view.__dict__.update({})\n",
     ],
 )
 def test_the_scan_finds_a_foreign_private_read(source):

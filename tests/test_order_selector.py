@@ -13,11 +13,9 @@ and the race window are checked against races written out by hand.
 
 from __future__ import annotations
 
-import ast
 import collections
 import itertools
 import math
-import pathlib
 import pickle
 
 import numpy as np
@@ -620,57 +618,6 @@ def test_a_failed_in_place_factorisation_falls_back_on_a_new_system(monkeypatch)
 
 
 # ------------------------------------------------- the interfaces the selector works through
-
-
-def _private_reads(source: str) -> list[str]:
-    """Every ``obj._name`` (and ``getattr(obj, "_name")``) of ``source`` whose ``obj`` is not
-    ``self`` or ``cls``: another object's private state. ``__dict__`` counts; other dunders and
-    river's estimator protocol (``_get_params``, ``_multiclass``: how river asks any
-    estimator) do not."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Attribute):
-            owner, name = node.value, node.attr
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
-            and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
-        ):
-            owner, name = node.args[0], node.args[1].value
-        else:
-            continue
-        if not name.startswith("_") or name in ("_get_params", "_multiclass"):
-            continue
-        if name.startswith("__") and name.endswith("__") and name != "__dict__":
-            continue
-        if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
-            continue
-        found.append((node.lineno, f"line {node.lineno}: {ast.unparse(node)}"))
-    return [read for _, read in sorted(found)]
-
-
-@pytest.mark.parametrize("module", ["_orders.py", "model_selection.py", "_outputs.py"])
-def test_the_selector_reads_no_other_objects_private_state(module):
-    """The selector and its nested orders use the interfaces of `NRRLS`, `ClassStatistics`,
-    the solvers and `PolynomialExtender`, never their private attributes."""
-    path = pathlib.Path(__file__).parent.parent / "river_nrrls" / module
-    assert _private_reads(path.read_text(encoding="utf-8")) == []
-
-
-def test_the_private_state_scan_can_fail():
-    source = (
-        "def f(self, model, view):\n"
-        "    self._ok, model.public, type(model).__name__, self.__dict__\n"
-        "    model._index.reorder([])\n"
-        "    view.__dict__.update({})\n"
-        "    getattr(model, '_solver')\n"
-        "    self.extenders[1]._transform_layout({})\n"
-    )
-    reads = _private_reads(source)
-    assert [read.split(":")[0] for read in reads] == ["line 3", "line 4", "line 5", "line 6"]
 
 
 def _learnt_model(**params) -> NRRLS:
