@@ -5,12 +5,15 @@ reads or writes its state holds the model's lock (`threading.RLock`, about 0.1 u
 threads sharing a model never lose an update nor see a half-learnt state. The lock is
 re-entrant: a call made from inside another (a feature name whose ``__eq__`` calls the model)
 does not deadlock; the estimators check instead that such a call left the outer call's
-encoding valid (see `NRRLS`). A copy or a pickle gets a fresh lock.
+encoding valid (see `NRRLS`). A copy or a pickle gets a fresh lock, and is a state that
+existed: the snapshot is taken under the lock, so no call of another thread runs in the middle
+of it.
 
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 
 __all__ = ["OneCallAtATime"]
@@ -25,9 +28,15 @@ class OneCallAtATime:
         self._lock = threading.RLock()
 
     def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        state.pop("_lock", None)  # a lock is not state: every copy gets its own
-        return state
+        """The state for a pickle or a copy: taken whole under the lock (deep-copied there: a
+        pickle reads the arrays after this returns, while another thread may be learning)."""
+        lock = self.__dict__.get("_lock")
+        if lock is None:
+            return self.__dict__.copy()
+        with lock:
+            state = self.__dict__.copy()
+            del state["_lock"]  # a lock is not state: every copy gets its own
+            return copy.deepcopy(state)
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
