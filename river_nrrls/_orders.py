@@ -75,7 +75,7 @@ from scipy.linalg import lapack
 # the shared pieces
 from . import _native
 from ._checks import as_label
-from ._direct import solve_spd
+from ._direct import TINY_RIDGE, solve_spd
 from ._outputs import refuse_overflow, softmax
 from ._solver import SystemSolver
 from ._stats import ClassStatistics
@@ -446,10 +446,10 @@ class NestedOrders:
         the fallbacks get a new one."""
         l2 = self.model.l2
         n_classes, count = len(weights) // len(self.orders), rhs.shape[1]
-        in_place = rebuild is not None and l2 > 1e-200  # (l2 = 0 takes the fallbacks)
+        in_place = rebuild is not None and l2 > TINY_RIDGE  # (l2 = 0 takes the fallbacks)
         # (a, lower, clean, overwrite_a) by position: f2py parses a keyword for ~0.4 us
         factor, info = lapack.dpotrf(system, 0, 0, int(in_place))  # M_R = U^T U
-        if info != 0 or l2 <= 1e-200:
+        if info != 0 or l2 <= TINY_RIDGE:
             if in_place and rebuild is not None:  # dpotrf wrote over M: assemble it again
                 system = rebuild()
             if opposite:
@@ -514,7 +514,7 @@ class NestedOrders:
             if size in usable:
                 block = factor if size == len(factor) else factor[:size, :size]
                 solution, _ = lapack.dtrtrs(block, reduced[:size], lower=0)  # U_r w_r = y_r
-                if l2 <= 1e-200 and not np.isfinite(solution).all():
+                if l2 <= TINY_RIDGE and not np.isfinite(solution).all():
                     solution = None
             if solution is None:  # not definite in floating point: the pipeline's fallbacks
                 solution = solve_spd(system[:size, :size], rhs[:size], l2)

@@ -27,6 +27,7 @@ import numpy as np
 from scipy.linalg import blas
 
 from ._checks import SMALLEST_WEIGHT, STATISTICS_LIMIT, VALUE_LIMIT, row_name
+from ._stats import batch_masses
 
 if typing.TYPE_CHECKING:
     from ._stats import ClassStatistics
@@ -176,9 +177,7 @@ def check_batch(
         if n_rows == 0:
             continue
         # sample j of the class's m rows has mass w_j lambda^(m-1-j)
-        masses = forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
-        if weights is not None:
-            masses = masses * weights[in_class]
+        masses = batch_masses(forgetting, n_rows, None if weights is None else weights[in_class])
         with np.errstate(over="ignore", invalid="ignore"):
             totals = masses @ squares[in_class]
         check_totals(totals, stats.class_diagonal(label, forgetting**n_rows), namer)

@@ -33,7 +33,7 @@ import numpy as np
 from . import _native
 from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
 
-__all__ = ["ClassStatistics", "symmetrize_upper"]
+__all__ = ["ClassStatistics", "batch_masses", "symmetrize_upper"]
 
 # Below this width a BLAS rank-1 update of the whole scatter is cheaper than finding the
 # non-zeros and updating their block.
@@ -42,6 +42,16 @@ _SPARSE_MIN_DIM = 64
 # setting), so `update_one` runs it inside `one_blas_thread` from here on: below it the
 # context's setter calls would only cost.
 _THREADED_DSYR_MIN_DIM = max(100, ONE_THREAD_MIN_DIM)
+
+
+def batch_masses(forgetting: float, n_rows: int, weights: np.ndarray | None) -> np.ndarray:
+    """The masses of a mini-batch's ``n_rows`` rows of one stream once it is learnt: row j's
+    w_j lambda^(m-1-j), the m - 1 - j later rows decaying it (w_j = 1 when ``weights`` is
+    None)."""
+    masses = forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+    if weights is not None:
+        masses *= weights
+    return masses
 
 
 def symmetrize_upper(matrix: np.ndarray) -> np.ndarray:
@@ -315,9 +325,7 @@ class ClassStatistics:
             mass = weights
         else:
             # Sample j of m gets mass w_j lambda^(m-1-j); the old statistics decay by lambda^m.
-            mass = self.forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
-            if weights is not None:
-                mass *= weights
+            mass = batch_masses(self.forgetting, n_rows, weights)
             scatter *= self.forgetting**n_rows
         if self._dim > _SPARSE_MIN_DIM:
             touched = np.flatnonzero(matrix.any(axis=0))

@@ -44,7 +44,7 @@ from ._merging import Mergeable
 from ._parameters import LiveParameters
 from ._ranges import ColumnNamer, check_totals, refuse_large_values
 from ._sqrt_factor import SquareRootFactor
-from ._stats import symmetrize_upper
+from ._stats import batch_masses, symmetrize_upper
 from ._validation import validate_one
 
 __all__ = ["RLSRegressor"]
@@ -373,7 +373,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         refuse_large_values(augmented, namer, rows)
         # diag after the batch: lambda^n diag + sum_j w_j lambda^(n-1-j) [1, x_j, y_j]^2
         n_rows = len(targets)
-        masses = weights * self._forgetting ** np.arange(n_rows - 1, -1, -1, dtype=float)
+        masses = batch_masses(self._forgetting, n_rows, weights)
         with np.errstate(over="ignore", invalid="ignore"):
             totals = masses @ (augmented * augmented)
         check_totals(totals, self._true_diagonal(self._forgetting**n_rows, len(totals)), namer)
