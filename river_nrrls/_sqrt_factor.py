@@ -156,6 +156,30 @@ class SquareRootFactor:
         """How many learnt rows wait outside R (the delayed updates of wide models)."""
         return 0 if self._pending is None else self._pending.count
 
+    # -------------------------------------------- the unregularised factor (penalty moved)
+
+    def centred_squares(self) -> np.ndarray:
+        """For the factor of an unregularised scatter of ``[1, x, y]`` (the constant first):
+        the centred sums of squares ``S_jj - S_0j^2 / S_00`` of the features, read off R as
+        ``sum_{1 <= k <= j} R_kj^2`` (R_0j = S_0j / sqrt(S_00)), without the cancellation of
+        the subtraction."""
+        upper = self._flushed()
+        features = upper[1:-1, 1:-1]
+        return np.einsum("kj,kj->j", np.triu(features), np.triu(features))
+
+    def penalised(self, first: int, penalties: np.ndarray) -> SquareRootFactor:
+        """The factor of this (unregularised) scatter's columns ``first:`` (the target last)
+        plus ``diag(penalties)`` on the regression columns: the R of the QR of
+        ``[R[:, first:]; [diag(sqrt(penalties)), 0]]`` (O(d^3), backward stable)."""
+        upper = self._flushed()
+        block = upper[:, first:]
+        size = block.shape[1] - 1
+        stacked = np.zeros((upper.shape[0] + size, size + 1))
+        stacked[: upper.shape[0]] = block
+        stacked[upper.shape[0] + np.arange(size), np.arange(size)] = np.sqrt(penalties)
+        factor = linalg.qr(stacked, mode="r", check_finite=False)[0][: size + 1]
+        return SquareRootFactor(np.asfortranarray(np.triu(factor)))
+
     # ----------------------------------------------------------------- solves
 
     def solve(self) -> np.ndarray:

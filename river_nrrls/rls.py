@@ -44,6 +44,7 @@ from ._merging import Mergeable
 from ._parameters import LiveParameters
 from ._ranges import ColumnNamer, check_totals, refuse_large_values
 from ._sqrt_factor import SquareRootFactor
+from ._standardized import squared_scales
 from ._stats import batch_masses, symmetrize_upper
 from ._validation import validate_one
 
@@ -107,6 +108,21 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         Regularise the intercept with ``l2`` like the weights (the Bayesian prior of
         ``BayesianLinearRegression`` on a constant feature). ``False`` (default): the intercept
         is free, as in ordinary ridge regression, so the model does not need centred targets.
+    max_size
+        Memory budget of the model's statistics, in MiB (``None``: the machine's memory); new
+        features that would take them beyond it are refused before anything is allocated.
+    standardized_penalty
+        A scale-free penalty: ``l2_t s_j^2 w_j^2`` on each weight instead of ``l2_t w_j^2``,
+        ``s_j^2`` the feature's variance over the samples seen (population variance, weighted
+        by the masses ``m_i``; 1 for a feature whose variance is 0). With the free intercept
+        this is exactly the batch ``StandardScaler + Ridge(l2_t)`` of everything seen so far
+        (the same predictions; ``w_j = w'_j / s_j``, ``b = b' - sum_j w_j mu_j``), whatever
+        the units of the features, which river's online ``StandardScaler() | RLSRegressor()``
+        is not: its scale moves after every sample (see the RLSRegressor guide). Without an
+        intercept it is ``StandardScaler(with_mean=False)`` (scaled, not centred) +
+        ``Ridge(fit_intercept=False)``; with ``penalize_intercept=True`` it is refused. The
+        penalty moves with the variances, so a ``learn_one`` costs O(d^3) (one QR of the
+        factor and the penalty's square roots) instead of O(d^2).
 
     Attributes
     ----------
@@ -173,6 +189,18 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
     >>> model.predict_one(x, with_dist=True), y
     (𝒩(μ=43.236, σ=0.574), 43.75505)
 
+    An online ``StandardScaler`` in front of the exact ridge about doubles the error here (its
+    scale moves after every sample: the ridge fits past inputs expressed in scales that have
+    since changed); the exact batch ``StandardScaler + Ridge`` of every prefix is an option:
+
+    >>> from river import preprocessing
+    >>> scaled = preprocessing.StandardScaler() | RLSRegressor()
+    >>> evaluate.progressive_val_score(dataset, scaled, metrics.MAE())
+    MAE: 0.891071
+    >>> standardized = RLSRegressor(standardized_penalty=True)
+    >>> evaluate.progressive_val_score(dataset, standardized, metrics.MAE())
+    MAE: 0.506207
+
     Forgetting follows a drifting stream:
 
     >>> from river.datasets import synth
@@ -206,16 +234,24 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         intercept: bool = True,
         penalize_intercept: bool = False,
         max_size: float | None = None,
+        standardized_penalty: bool = False,
     ):
         self.l2 = l2
         self.forgetting = forgetting
         self.intercept = intercept
         self.penalize_intercept = penalize_intercept
         self.max_size = max_size
+        self.standardized_penalty = standardized_penalty
         self._l2 = check_real("l2", l2, low=0.0, low_open=True)
         self._forgetting = check_real("forgetting", forgetting, low=0.0, high=1.0, low_open=True)
         check_bool("intercept", intercept)
         check_bool("penalize_intercept", penalize_intercept)
+        check_bool("standardized_penalty", standardized_penalty)
+        if standardized_penalty and penalize_intercept:
+            raise ValueError(
+                "standardized_penalty=True needs penalize_intercept=False: the standardised "
+                "ridge leaves the intercept free (it absorbs the centring of the features)"
+            )
         self._first = 0 if intercept else 1  # first dense column the regression uses
         self._budget = SizeBudget.of(max_size)
         self._new_lock()  # one call at a time (`OneCallAtATime`)
@@ -231,6 +267,8 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         self._penalty_scale = 1.0  # the ridge term in the stored scale is l2 * _penalty_scale
         self._arrivals = 0
         self._bound: float | None = 0.0  # >= every true diagonal entry of the scatter
+        # standardized_penalty: R of the unregularised scatter of [1, x, y], QR-updated
+        self._raw = SquareRootFactor.of(self._scatter) if self.standardized_penalty else None
         # R with R^T R = the regularised scatter of the columns first: (`_regularised_scatter`)
         self._factor = SquareRootFactor.of(self._regularised_scatter())
         self._solution = np.zeros(self._factor.columns)  # w = R11^{-1} z, columns first:
@@ -241,6 +279,8 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         yield {"forgetting": 0.99}
         yield {"l2": 0.1, "intercept": False}
         yield {"penalize_intercept": True, "forgetting": 0.9}
+        yield {"standardized_penalty": True, "forgetting": 0.99}
+        yield {"standardized_penalty": True, "intercept": False}
 
     _derived_attributes = ("_l2", "_forgetting", "_first", "_budget")
 
@@ -259,28 +299,44 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         """The ridge constant in the stored scale: l2_t times sigma."""
         return self._l2 * self._penalty_scale
 
-    def _penalised(self, size: int) -> np.ndarray:
-        """Which of the ``size`` regression columns (first:) the ridge term covers."""
-        mask = np.ones(size, dtype=bool)
-        if self._first == 0 and not self.penalize_intercept:
-            mask[0] = False
-        return mask
+    def _penalties(self) -> np.ndarray:
+        """The ridge term of each regression column (first:) in the stored scale: l2_t on the
+        penalised ones, l2_t s_j^2 under ``standardized_penalty`` (`_standardized`); 0 on a
+        free intercept."""
+        size = self._scatter.shape[0] - 1 - self._first
+        if self._raw is not None:  # s_j^2 of the features
+            squares = squared_scales(self._scatter, self._raw.centred_squares(), self._arrivals)
+            penalties = np.concatenate((np.zeros(1 - self._first), squares))
+        else:
+            penalties = np.ones(size)
+            if self._first == 0 and not self.penalize_intercept:
+                penalties[0] = 0.0
+        return penalties * self._penalty
 
     def _regularised_scatter(self) -> np.ndarray:
         """The matrix R^T R equals: the scatter of the regression columns and y (first:)
         plus l2_t J, J the identity on the penalised columns (the stored scale)."""
         regularised = symmetrize_upper(self._scatter[self._first :, self._first :])
         size = regularised.shape[0] - 1
-        regularised[np.arange(size), np.arange(size)] += self._penalty * self._penalised(size)
+        regularised[np.arange(size), np.arange(size)] += self._penalties()
         return regularised
 
     def _refactor(self) -> None:
         """R from the scatter (which holds every row learnt), and the weights."""
-        self._factor = SquareRootFactor.of(self._regularised_scatter())
+        if self.standardized_penalty:
+            self._raw = SquareRootFactor.of(symmetrize_upper(self._scatter))
+        else:
+            self._raw = None
+            self._factor = SquareRootFactor.of(self._regularised_scatter())
         self._solve()
 
     def _solve(self) -> None:
-        """w = R11^{-1} z; 0 before the first arrival (the prior's mean)."""
+        """w = R11^{-1} z; 0 before the first arrival (the prior's mean). Under
+        ``standardized_penalty`` every penalty moved with the moments, so the QR updates of R
+        do not apply: R is the QR of the unregularised factor stacked on the penalties'
+        square roots (`SquareRootFactor.penalised`, O(d^3))."""
+        if self._raw is not None:
+            self._factor = self._raw.penalised(self._first, self._penalties())
         if self._arrivals == 0:
             self._solution = np.zeros(self._factor.columns)
         else:
@@ -289,6 +345,8 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
     def _rescale(self, scale: float) -> None:
         """Divide the stored statistics by ``scale``: they become the true ones (sigma = 1)."""
         self._factor.rescale(scale)  # R^T R / scale: R / sqrt(scale)
+        if self._raw is not None:
+            self._raw.rescale(scale)
         self._scatter /= scale
         self._penalty_scale /= scale
         self._scale = 1.0
@@ -308,6 +366,8 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         self._scatter = scatter
         added = size - old
         self._factor.grow(added, math.sqrt(self._penalty))  # sqrt(l2_t) on the new diagonal
+        if self._raw is not None:
+            self._raw.grow(added, 0.0)
         self._solution = np.concatenate((self._solution, np.zeros(added)))
 
     def _check_size(self, n_new: int, where: str = "") -> None:
@@ -415,11 +475,15 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         augmented[size] = target
         # scatter += m [1, x, y][1, x, y]^T (upper triangle, in place)
         blas.dsyr(mass, augmented, 0, 1, 0, size + 1, self._scatter, 1)
+        self._arrivals += 1
+        self._bound = bound * self._forgetting if bound is not None else None
+        if self._raw is not None:  # R^T R += m [1, x, y][1, x, y]^T; the penalties moved
+            self._raw.add_rows(augmented[None, :] * math.sqrt(mass))
+            self._solve()
+            return
         row = augmented[self._first :]
         if mass != 1.0:
             row *= math.sqrt(mass)
-        self._arrivals += 1
-        self._bound = bound * self._forgetting if bound is not None else None
         # R^T R += m [x, y][x, y]^T (a QR update of R, or a delayed row), then w = R11^{-1} z
         self._solution = self._factor.add_row(row)
 
@@ -499,7 +563,10 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         scatter = augmented.T @ weighted
         self._scatter += np.triu(scatter)  # upper triangle authoritative
         # R^T R += B^T B, B the rows sqrt(m_j) [x_j, y_j]: one blocked QR
-        self._factor.add_rows(augmented[:, self._first :] * np.sqrt(masses)[:, None])
+        if self._raw is not None:  # (the rows [1, x_j, y_j]; R comes from it in _solve)
+            self._raw.add_rows(augmented * np.sqrt(masses)[:, None])
+        else:
+            self._factor.add_rows(augmented[:, self._first :] * np.sqrt(masses)[:, None])
 
     @staticmethod
     def _targets(y: typing.Any) -> np.ndarray:
@@ -522,7 +589,13 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
     # -------------------------------------------------------------------- merging
 
     # What must be equal for a merge (`Mergeable`)
-    _merge_parameters = ("l2", "forgetting", "intercept", "penalize_intercept")
+    _merge_parameters = (
+        "l2",
+        "forgetting",
+        "intercept",
+        "penalize_intercept",
+        "standardized_penalty",
+    )
 
     def _merged_scatter(self, other: RLSRegressor) -> tuple[np.ndarray, list]:
         """The sum of both scatters over the union of the features (self's first)."""
@@ -612,10 +685,10 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         """s^2 = RSS / (N - p): the residual variance of the fit; 1 while the mass N is no
         larger than the number p of fitted columns (no estimate yet)."""
         size = self._factor.columns
-        penalised = self._solution[self._penalised(size)]
+        solution = self._solution
         with np.errstate(over="ignore"):
-            # rho^2 = RSS + l2_t |w|^2 (the stored scale), so RSS = rho^2 - l2_t |w|^2
-            rss = self._factor.rho() ** 2 - self._penalty * float(penalised @ penalised)
+            # rho^2 = RSS + sum_j l2_j w_j^2 (the stored scale): RSS = rho^2 - sum_j l2_j w_j^2
+            rss = self._factor.rho() ** 2 - float(self._penalties() @ (solution * solution))
         mass = self.n_samples
         if mass <= size:  # no estimate yet: as many columns as samples (or more)
             return 1.0
@@ -633,7 +706,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             spread = unknown / penalty if unknown else 0.0
             if size and self._arrivals == 0:  # the prior alone: P = diag(1 / l2), or inf
-                spread += float(np.sum(probe * probe / (self._penalised(size) * penalty)))
+                spread += float(np.sum(probe * probe / (self._penalties() / self._scale)))
             elif size:
                 # x^T M^{-1} x = |R11^{-T} x|^2, times sigma for the true scale
                 spread += self._factor.inverse_quadratic(probe) * self._scale

@@ -19,6 +19,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("speed.py", "NRRLS"),
         ("ocsca_speed.py", "OCSCA"),
         ("rls.py", "RLSRegressor"),
+        ("standardized.py", "standardized_penalty"),
         ("selector.py", "order-3 pipeline"),
         ("accuracy.py", "stale factor"),
     ],

@@ -54,6 +54,7 @@ MODELS = {
     "RLSRegressor": lambda: RLSRegressor(),
     "RLSRegressor-forgetting": lambda: RLSRegressor(forgetting=0.98),
     "RLSRegressor-wide": lambda: RLSRegressor(l2=1e-2),
+    "RLSRegressor-standardized": lambda: RLSRegressor(standardized_penalty=True),
 }
 
 
