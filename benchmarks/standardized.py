@@ -15,6 +15,8 @@ Run:  python benchmarks/standardized.py            (under a minute; writes
    each shuffled (``stream.shuffle`` over the whole set, seeds 0 to 4: several files are
    grouped by class), averaged over the seeds, with the difference and how many seeds the
    scaler wins; and with z-scores from the whole set's moments, a fixed map (an oracle).
+3. The time per prequential step of the three regressors at d = 8, 22 and 128 (the option
+   solves O(d^3) per sample).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from _common import environment_header, table, write_results  # noqa: E402
+from _common import environment_header, interleaved, table, write_results  # noqa: E402
 from river import compose, datasets, evaluate, metrics, preprocessing, stream  # noqa: E402
 from river.datasets import synth  # noqa: E402
 
@@ -78,6 +80,33 @@ def regression(quick: bool) -> list[list]:
                 cells = [f"**{mae:.4f}**" if mae == best else f"{mae:.4f}" for mae in maes]
                 rows.append([dataset, l2, forgetting, *cells])
         print(f"{dataset}: done", file=sys.stderr, flush=True)
+    return rows
+
+
+def _units_stream(d: int, n: int, seed: int = 0) -> list:
+    """Dense samples whose features have units from 1e-3 to 1e3, a noisy linear target."""
+    rng = np.random.default_rng(seed)
+    units = 10.0 ** rng.uniform(-3, 3, size=d)
+    X = rng.normal(size=(n, d)) * units
+    y = X @ (rng.normal(size=d) / units) + 0.1 * rng.normal(size=n)
+    names = [f"x{j}" for j in range(d)]
+    return [(dict(zip(names, row)), float(target)) for row, target in zip(X.tolist(), y)]
+
+
+def speed(quick: bool) -> list[list]:
+    """Microseconds per prequential step (predict_one + learn_one), the models taking turns on
+    the same block (`interleaved`), the best repeat of each."""
+    rows = []
+    for d, (size, repeats) in {8: (200, 9), 22: (200, 9), 128: (50, 5)}.items():
+        if quick:
+            size, repeats = 10, 2
+        samples = _units_stream(d, size + 50)
+        warm = tuple(zip(*samples[:50], strict=True))
+        block = tuple(zip(*samples[50:], strict=True))
+        best = interleaved(_regressors(1.0, 1.0), warm, block, True, repeats)
+        reference = best["RLSRegressor"][0]
+        for name, (us, _) in best.items():
+            rows.append([d, name, f"{us:,.1f}", f"{us / reference:.2f}"])
     return rows
 
 
@@ -137,6 +166,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke test: prints only")
     quick = parser.parse_args().quick
     started = time.perf_counter()
+    speed_rows = speed(quick)
     regression_rows = regression(quick)
     classification_rows = classification(quick)
     text = "\n\n".join(
@@ -158,6 +188,12 @@ def main() -> None:
                 ],
                 regression_rows,
             ),
+            "## RLSRegressor: time per prequential step",
+            "predict_one + learn_one on a dense random stream whose features have units from "
+            "1e-3 to 1e3, one BLAS thread, after 50 samples of warm-up; the models take turns "
+            "on the same block (200 samples at d = 8 and 22, 50 at d = 128; 9, 9 and 5 "
+            "repeats), the best turn counts. A shared machine: read the ratios.",
+            table(["d", "model", "us / step", "ratio to RLSRegressor"], speed_rows),
             "## NRRLS: prequential G-mean (higher is better)",
             "Every data set of `river_nrrls.datasets` (features min-max scaled to [0, 1] by the "
             "data sets themselves), shuffled with `stream.shuffle(dataset, "

@@ -161,24 +161,27 @@ class SquareRootFactor:
     def centred_squares(self) -> np.ndarray:
         """For the factor of an unregularised scatter of ``[1, x, y]`` (the constant first):
         the centred sums of squares ``S_jj - S_0j^2 / S_00`` of the features, read off R as
-        ``sum_{1 <= k <= j} R_kj^2`` (R_0j = S_0j / sqrt(S_00)), without the cancellation of
-        the subtraction."""
-        upper = self._flushed()
-        features = upper[1:-1, 1:-1]
-        return np.einsum("kj,kj->j", np.triu(features), np.triu(features))
+        ``sum_{1 <= k <= j} R_kj^2`` (R_0j = S_0j / sqrt(S_00); R's strictly lower part is 0),
+        without the cancellation of the subtraction."""
+        features = self._flushed()[1:-1, 1:-1]
+        return np.einsum("kj,kj->j", features, features)
 
     def penalised(self, first: int, penalties: np.ndarray) -> SquareRootFactor:
         """The factor of this (unregularised) scatter's columns ``first:`` (the target last)
         plus ``diag(penalties)`` on the regression columns: the R of the QR of
-        ``[R[:, first:]; [diag(sqrt(penalties)), 0]]`` (O(d^3), backward stable)."""
+        ``[R[:, first:]; [diag(sqrt(penalties)), 0]]`` (LAPACK dtpqrt, O(d^3), backward
+        stable). Without the constant column (``first = 1``) R's first row joins the rows
+        below the triangle."""
         upper = self._flushed()
-        block = upper[:, first:]
-        size = block.shape[1] - 1
-        stacked = np.zeros((upper.shape[0] + size, size + 1))
-        stacked[: upper.shape[0]] = block
-        stacked[upper.shape[0] + np.arange(size), np.arange(size)] = np.sqrt(penalties)
-        factor = linalg.qr(stacked, mode="r", check_finite=False)[0][: size + 1]
-        return SquareRootFactor(np.asfortranarray(np.triu(factor)))
+        top = np.array(upper[first:, first:], order="F")  # triangular: overwritten by the R
+        size = top.shape[0] - 1
+        below = np.zeros((size + first, size + 1), order="F")
+        if first:
+            below[0] = upper[0, 1:]
+        below[first + np.arange(size), np.arange(size)] = np.sqrt(penalties)
+        # (l, nb, a, b, overwrite_a, overwrite_b) by position: b a general block (l = 0)
+        lapack.dtpqrt(0, max(1, min(32, size + 1, len(below))), top, below, 1, 1)
+        return SquareRootFactor(top)
 
     # ----------------------------------------------------------------- solves
 
