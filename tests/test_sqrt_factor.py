@@ -122,3 +122,32 @@ def test_no_regression_column():
     assert factor.columns == 0 and factor.solve().shape == (0,)
     assert factor.add_row(np.array([3.0])).shape == (0,)
     assert factor.rho() ** 2 == pytest.approx(4.0 + 9.0)
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_an_unregularised_factor_gives_centred_sums_and_penalised_factors(first):
+    """For R^T R = S, the unregularised scatter of [1, x, y]: the centred sums of squares of
+    the features, and the factor of S's columns ``first:`` plus a diagonal penalty."""
+    rng = np.random.default_rng(first)
+    X = rng.normal(loc=1e3, size=(40, 5)) * [1.0, 1e-3, 1e3, 1.0, 5.0]
+    X[:, 3] = 7.0  # a constant feature: centred sum 0
+    rows = np.column_stack((np.ones(40), X, rng.normal(size=40)))
+    factor = SquareRootFactor.of(np.zeros((7, 7)))
+    for start in range(0, 40, 9):
+        factor.add_rows(rows[start : start + 9])
+    centred = ((X - X.mean(axis=0)) ** 2).sum(axis=0)
+    np.testing.assert_allclose(factor.centred_squares(), centred, rtol=1e-7, atol=1e-6)
+    penalties = rng.uniform(0.5, 2.0, size=6 - first)
+    penalised = factor.penalised(first, penalties)
+    # the ridge by least squares on stacked rows (no normal equations: the means of 1e3 and
+    # 1e6 beside the intercept make them ill conditioned)
+    design = np.vstack((rows[:, first:-1], np.diag(np.sqrt(penalties))))
+    target = np.r_[rows[:, -1], np.zeros(len(penalties))]
+    weights, residual, *_ = np.linalg.lstsq(design, target, rcond=None)
+    assert penalised.columns == len(penalties)
+    error = np.linalg.norm(penalised.solve() - weights) / np.linalg.norm(weights)
+    assert error <= 1e-9
+    assert penalised.rho() ** 2 == pytest.approx(residual[0], rel=1e-8)
+    probe = rng.normal(size=len(penalties))
+    expected = probe @ np.linalg.pinv(design.T @ design) @ probe
+    assert penalised.inverse_quadratic(probe) == pytest.approx(expected, rel=1e-5)
