@@ -137,20 +137,18 @@ class PolynomialOrderSelector(base.Classifier):
     classifier; its bandit and successive-halving selectors train only some of the models on
     each sample, which makes their scores incomparable and starves the orders that start badly.
 
-    **One model's statistics for all orders.** With the default classifier (an `NRRLS`, any
-    parameters, ``solver="cholesky"``) the selector learns ONE expansion and ONE set of
-    statistics, the highest order's, and solves every order from them: the expansions are nested
-    (`PolynomialExtender.output_orders`), so with the columns grouped by order every order's
-    TER system is a leading block of the highest order's, and one Cholesky factorisation of
-    each system (one, or one per class for reweighted multiclass) gives every order's weights
-    by triangular solves; each order wide enough for a pipeline's stale-factor solver (112
-    columns) may instead be solved by that solver on its leading block of the statistics, O(d^2)
-    a step, whichever costs less. Every order predicts what an independent
-    ``PolynomialExtender(degree=r) | NRRLS(...)`` would, on every sample (the weights agree to
-    rounding, or to the stale-factor solver's tolerance as the pipeline's: the same systems,
-    their columns in another order). The selector then costs a small multiple of the highest
-    order's pipeline alone, well below the independent pipelines of every order
-    (``benchmarks/results/selector.md`` measures both). Any other classifier (or
+    **One expansion for all orders.** With the default classifier (an `NRRLS`, any parameters,
+    ``solver="cholesky"``) the selector expands every sample ONCE, at the highest order: the
+    expansions are nested (`PolynomialExtender.output_orders`), so every order's expansion is
+    read off it, and every order's `NRRLS` learns it and is solved as its pipeline's would be
+    (the same statistics, solver and solve path). Every order predicts exactly what an
+    independent ``PolynomialExtender(degree=r) | NRRLS(...)`` predicts, on every sample: its
+    weights, outputs and probabilities are the pipeline's to the bit (``river_nrrls/_orders.py``
+    says why nothing weaker holds on badly conditioned orders;
+    ``benchmarks/results/selector_exactness.md`` counts the differing predictions).
+    The selector saves the expansions and the pipelines' overheads, not their solves: it costs
+    a small multiple of the highest order's pipeline alone, below the independent pipelines of
+    every order (``benchmarks/results/selector.md`` measures both). Any other classifier (or
     ``solver="woodbury"``) runs one independent pipeline per order, whose cost is that of all
     the pipelines together.
 
@@ -257,7 +255,7 @@ class PolynomialOrderSelector(base.Classifier):
     >>> {key: round(float(score.get()), 3) for key, score in model.scores.items() if key[0] == 3}
     {(3, 1.0): 0.693, (3, 0.99): 0.683}
 
-    `best_model` is the chosen order's pipeline, built from the shared statistics:
+    `best_model` is the chosen order's pipeline, a copy of that order's model:
 
     >>> model.best_model["PolynomialExtender"].degree, model.best_model["NRRLS"].forgetting
     (3, 1.0)
