@@ -9,10 +9,12 @@ import numbers
 import typing
 
 import numpy as np
+import pandas as pd
 from river import base, compose, metrics
 
 from ._checks import check_label, check_real
 from ._orders import NestedOrders, NestedSolution, label_of, labels_of, shares_statistics
+from ._rows import batch_samples, frame_samples, label_series, probability_frame, row_error
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
@@ -120,7 +122,7 @@ def _check_grid(grid: typing.Any, classifier: base.Classifier) -> tuple[float, .
     return tuple(sorted(factors, reverse=True))
 
 
-class PolynomialOrderSelector(base.Classifier):
+class PolynomialOrderSelector(base.MiniBatchClassifier):
     """Choose the polynomial order r online: every order raced on prequential G-mean.
 
     The NR-RLS paper reports results for RM orders r = 1..6 but does not say how r was chosen
@@ -586,3 +588,57 @@ class PolynomialOrderSelector(base.Classifier):
             return self.best_model.predict_one(x)
         _, labels, outputs = self._best_outputs(x)
         return None if outputs is None else label_of(labels, outputs)
+
+    # ------------------------------------------------------------------------ mini-batches
+
+    def learn_many(self, X: pd.DataFrame, y: pd.Series) -> None:
+        """The `learn_one` loop over the rows of ``X`` and the labels of ``y``, paired by
+        position (the race and its scores included): a missing value of ``X`` (NaN, None,
+        ``pd.NA``) is a missing feature.
+
+        A refused batch changes nothing: the pairing (a ``y`` of another length, or a pandas
+        ``y`` whose index is not ``X``'s), every label and every row's values are checked
+        before any row is learnt (errors name the row); a row that a model refuses later (its
+        statistics would leave their range, or ``max_size``) rolls the batch back to the
+        selector as it was (its solvers, a cache, then start again).
+
+        """
+        batch = batch_samples(X, y)
+        expand = self._validator().transform_one
+        for x, name in zip(batch.rows, batch.names):
+            self._row_call(expand, x, name)  # the values
+        before = copy.deepcopy(self.__dict__)
+        try:
+            for x, label, name in zip(batch.rows, batch.labels, batch.names):
+                self._row_call(self.learn_one, x, name, label)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def predict_many(self, X: pd.DataFrame) -> pd.Series:
+        """`predict_one` of every row of ``X``, as a Series in ``X``'s backend."""
+        rows, names = frame_samples(X)
+        return label_series(
+            [self._row_call(self.predict_one, x, n) for x, n in zip(rows, names)], X
+        )
+
+    def predict_proba_many(self, X: pd.DataFrame) -> pd.DataFrame:
+        """`predict_proba_one` of every row of ``X``: one column per class, in ``X``'s
+        backend."""
+        rows, names = frame_samples(X)
+        return probability_frame(
+            [self._row_call(self.predict_proba_one, x, n) for x, n in zip(rows, names)], X
+        )
+
+    def _validator(self) -> PolynomialExtender:
+        """The highest order's extender, whose expansion checks a row's values as learn_one's."""
+        return self._extender.clone({"degree": self._orders[-1]})
+
+    @staticmethod
+    def _row_call(method: typing.Callable, x: dict, name: typing.Any, *args) -> typing.Any:
+        """``method(x, *args)``, its ValueError or TypeError naming the row."""
+        try:
+            return method(x, *args)
+        except (TypeError, ValueError) as error:
+            raise row_error(error, name) from error
