@@ -226,6 +226,8 @@ class NestedOrders:
                 model.learn_one(sample, y)
             else:
                 model.learn_one(sample, y, w=weight)
+        if weight == 0.0:  # validated, not learnt: the models and their solutions unchanged
+            return
         self.solution = None
         if top.statistics.dim > known:  # new columns (appended: every order's columns stay)
             names = dict(zip(expansion.names, expansion.orders))

@@ -20,6 +20,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("ocsca_speed.py", "OCSCA"),
         ("rls.py", "RLSRegressor"),
         ("selector.py", "order-3 pipeline"),
+        ("selector_exactness.py", "order 6"),
         ("accuracy.py", "stale factor"),
     ],
 )

@@ -640,3 +640,29 @@ def test_new_solver_has_the_models_tuning_and_no_state():
     assert (solver.stale_min_dim, solver.class_stale_min_dim) == (7, 5)
     assert solver.stale is None and solver.pending == [] and not solver.primed
     assert model.column_namer()(1) == f"feature {model.features[0]!r}"
+
+
+def test_nested_orders_learn_a_zero_weight_as_the_pipelines_do():
+    """A sample of weight 0 (as AutoNRRLS may pass it) is validated, not learnt: every order's
+    cached solution and solver state stay, as the pipeline's, on the stale-factor path."""
+    from river_nrrls._orders import NestedOrders
+
+    rows, labels = _stream(n_samples=120, seed=6)
+    nested = NestedOrders((1, 2, 3), MEAN3, NRRLS())
+    for model in nested.models.values():
+        model.weight_solver.stale_min_dim = 10
+    pipelines = {r: _tuned(MEAN3.clone({"degree": r}) | NRRLS(), 10) for r in (1, 2, 3)}
+    for i, (x, y) in enumerate(zip(rows, labels)):
+        solution = nested.solve()
+        if solution.labels:
+            outputs = nested.outputs(solution, nested.vector(nested.expand(x).values))
+            for q, r in enumerate((1, 2, 3)):
+                expected = pipelines[r]["NRRLS"].decision_one(
+                    pipelines[r]["PolynomialExtender"].transform_one(x)
+                )
+                assert outputs[q].tolist() == list(expected.values()), (i, r)
+        w = (1.0, 0.0, 0.5)[i % 3]
+        nested.learn(nested.expand(x), y, w)
+        for pipeline in pipelines.values():
+            pipeline.learn_one(x, y, w=w)
+    assert sum(solver.counters["stale"] for solver in nested.solvers.values()) > 50
