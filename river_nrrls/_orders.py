@@ -320,7 +320,9 @@ class NestedOrders:
     def pipeline(self, order: int) -> compose.Pipeline:
         """A new ``PolynomialExtender(degree=order) | NRRLS`` with the statistics that the
         independent pipeline of that order has learnt (a copy of the order's model), ready to
-        predict and to go on learning on its own."""
+        predict and to go on learning on its own. Its solver starts again (its first solve is
+        direct, where the order's may be on its stale factor): on badly conditioned orders it
+        predicts as a pipeline whose solver starts again at this point."""
         return compose.Pipeline(self.extenders[order].clone(), copy.deepcopy(self.models[order]))
 
 

@@ -396,9 +396,9 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
     def pipelines(self) -> dict:
         """``{candidate: pipeline}``, candidates in increasing order (see `scores`).
 
-        With shared statistics these are new pipelines, built from the statistics that every
-        order's independent pipeline would have learnt: they predict as the selector's orders
-        do, and learning with them does not change the selector.
+        With shared statistics these are new pipelines holding a copy of every order's model
+        (the statistics its independent pipeline has learnt; its solver starts again, its
+        first solve direct): learning with them does not change the selector.
 
         """
         if not self._shared:
