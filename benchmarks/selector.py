@@ -4,11 +4,11 @@ Run:  python benchmarks/selector.py           (writes benchmarks/results/selecto
       python benchmarks/selector.py --quick   (short streams, prints only)
 
 **Speed.** Per-sample cost (``predict_one`` then ``learn_one``, prequential) of
-``PolynomialOrderSelector(orders=(1, ..., 6))`` (every order from the shared statistics of order
-6) against the single pipeline ``PolynomialExtender(degree=6) | NRRLS()``, the order-3 pipeline,
-the same selector over independent pipelines (what it ran before: one expansion, one set of
-statistics and one solve per order; forced here with a subclass of NRRLS, which the selector
-does not share statistics for) and river's ``LogisticRegression`` (the reference measured in the
+``PolynomialOrderSelector(orders=(1, ..., 6))`` (one expansion, every order's model and solver
+its pipeline's) against the single pipeline ``PolynomialExtender(degree=6) | NRRLS()``, the
+order-3 pipeline, the same selector over independent pipelines (one expansion per order and
+pipeline: forced here with a subclass of NRRLS, which the selector does not race from one
+expansion) and river's ``LogisticRegression`` (the reference measured in the
 same run: the machine may be shared). Synthetic imbalanced streams of l = 8, 20 and 36 inputs in
 [0, 1] (20 % positives, a nonlinear boundary); the first ``--warmup`` samples are learnt
 untimed (the pipelines' stale factor refactors often early in a stream: the timed part is its
@@ -17,8 +17,7 @@ thread), the models taking turns every ``--block`` samples (a change in the mach
 meets them all alike). Both aggregates of the expansion: ``sum`` (the default)
 and ``mean``. Order 6 has 6 + 11 l columns (and the intercept): 95 at l = 8, 227 at l = 20, 403
 at l = 36; from 112 on the pipeline solves with its stale factor (O(d^2) a step), and so does
-the selector for each of its orders that wide, unless one factorisation for several orders costs
-less (``river_nrrls/_orders.py``).
+the selector for each of its orders that wide (``river_nrrls/_orders.py``).
 
 **Drift.** Prequential G-mean on the drifting imbalanced streams of ``benchmarks/drift.py``
 (Agrawal-nonlinear and SEA, three drifts each) of: the selector without drift handling, the

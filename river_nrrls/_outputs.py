@@ -1,5 +1,6 @@
-"""What the outputs ``f_k = w_k . x`` of a one-vs-rest least-squares classifier become: the
-probabilities (a softmax of ``2 f_k / eta``) and the refusal of outputs that overflow.
+"""The outputs ``f_k = w_k . x`` of a one-vs-rest least-squares classifier (`products`) and
+what they become: the probabilities (a softmax of ``2 f_k / eta``) and the refusal of outputs
+that overflow.
 
 Shared by `NRRLS` and the order selector's nested orders (`river_nrrls._orders`), which
 compute the same outputs from the same weights and must answer alike. Internal interface.
@@ -8,14 +9,40 @@ compute the same outputs from the same weights and must answer alike. Internal i
 
 from __future__ import annotations
 
+import math
 import typing
 
 import numpy as np
 
+from . import _native
+
 if typing.TYPE_CHECKING:
     from ._ranges import ColumnNamer
 
-__all__ = ["refuse_overflow", "softmax"]
+__all__ = ["products", "refuse_overflow", "softmax"]
+
+
+def products(
+    weights: np.ndarray, vector: np.ndarray, namer: typing.Callable[[], ColumnNamer]
+) -> list[float]:
+    """w_k . x of every row of ``weights`` (one class a row, over the model's dense columns),
+    refusing outputs that overflow (`refuse_overflow`, the columns named by ``namer()``).
+
+    The one computation of NRRLS's outputs from solved weights, so that whoever holds the same
+    weights and x gets the same floats (the selector's orders and their pipelines): a Fortran
+    array of weights goes to the compiled ``outputs`` (dgemv, as the fused two-class
+    prediction), any other to numpy's product.
+
+    """
+    if weights.flags.f_contiguous:
+        outputs = _native.outputs(weights, vector)  # one compiled call; None: not finite
+    else:
+        outputs = (weights @ vector).tolist()
+        if not all(map(math.isfinite, outputs)):
+            outputs = None
+    if outputs is None:
+        refuse_overflow(weights, vector, namer())
+    return outputs
 
 
 def softmax(outputs: np.ndarray, eta: float) -> np.ndarray:

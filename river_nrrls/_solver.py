@@ -45,7 +45,6 @@ from ._stale import (
     queue_capacity,
 )
 from ._systems import (
-    PairSystem,
     each_class_system,
     fill_pair_mix,
     mixing,
@@ -180,6 +179,12 @@ class SystemSolver(StaleFactorSolving):
             return
         self.pending.append((slot, vector, weight))
 
+    @property
+    def keeps_samples(self) -> bool:
+        """Whether `observe` keeps the samples it is told of (a stale factor is held): a caller
+        that must build the sample's vector for it may skip that otherwise."""
+        return self.stale is not None or self.class_factors is not None
+
     def invalidate(self, stats: ClassStatistics | None = None) -> None:
         """The statistics changed in a way the updates cannot follow: solve directly next time."""
         self.stale = None
@@ -189,28 +194,26 @@ class SystemSolver(StaleFactorSolving):
 
     # ------------------------------------------------------------------- solving
 
-    def solve(self, stats: ClassStatistics, given: PairSystem | None = None) -> np.ndarray:
+    def solve(self, stats: ClassStatistics) -> np.ndarray:
         """Weights of every class, one row each, ``stats.dim`` columns (0 before ``first``).
 
         From ``ONE_THREAD_MIN_DIM`` columns on, BLAS runs on one thread meanwhile (see
-        `river_nrrls._threads`). ``given``: with two classes, the system of these statistics
-        when the caller has it (`PairSystem`), which the stale-factor path then reads instead
-        of assembling its own (`PolynomialOrderSelector`'s orders share the highest one's).
+        `river_nrrls._threads`).
 
         """
         if stats.dim < ONE_THREAD_MIN_DIM:
-            return self._solve(stats, given)
+            return self._solve(stats)
         with one_blas_thread(stats.dim):
-            return self._solve(stats, given)
+            return self._solve(stats)
 
-    def _solve(self, stats: ClassStatistics, given: PairSystem | None = None) -> np.ndarray:
+    def _solve(self, stats: ClassStatistics) -> np.ndarray:
         n_classes, dim = len(stats.labels), stats.dim
         if n_classes == 0 or dim == self.first:
             self.invalidate()
             return np.zeros((n_classes, dim))
         if not systems_share_matrix(n_classes, self.reweight):
             return self._solve_classes(stats)
-        return self._solve_shared(stats, given)
+        return self._solve_shared(stats)
 
     def _solve_classes(self, stats: ClassStatistics) -> np.ndarray:
         """Reweighted multiclass: every class's own M_k, by its stale factor once primed at a
@@ -234,7 +237,7 @@ class SystemSolver(StaleFactorSolving):
         self.counters["direct"] += 1
         return solve_batched(matrices, rhs, self.l2)
 
-    def _solve_shared(self, stats: ClassStatistics, given: PairSystem | None) -> np.ndarray:
+    def _solve_shared(self, stats: ClassStatistics) -> np.ndarray:
         """One M for every class (two classes, or no reweighting): the compiled two-class
         solve, the stale factor once primed at a wide d, or a direct solve."""
         dim = stats.dim
@@ -250,7 +253,7 @@ class SystemSolver(StaleFactorSolving):
                 if weights is not None:
                     return weights
         mix = self._pair_mix(stats) if pair else self._shared_mix(stats)
-        matrix, rhs = self._shared_system(stats, mix, stale_path, given)
+        matrix, rhs = self._shared_system(stats, mix, stale_path)
         if stale_path:
             weights = self._solve_stale(matrix, dim, mix[0], rhs)
         else:
@@ -276,18 +279,12 @@ class SystemSolver(StaleFactorSolving):
         return np.vstack((matrix_mix[:1], rhs_mix))
 
     def _shared_system(
-        self,
-        stats: ClassStatistics,
-        mix: np.ndarray,
-        stale_path: bool,
-        given: PairSystem | None,
+        self, stats: ClassStatistics, mix: np.ndarray, stale_path: bool
     ) -> tuple[np.ndarray, np.ndarray]:
-        """M and r of the shared system: the caller's (``given``) or only M's upper triangle
-        (compiled ``pair_matrix``) for the two-class stale path, else both from `system`."""
+        """M and r of the shared system: only M's upper triangle (compiled ``pair_matrix``) for
+        the two-class stale path, else both from `system`."""
         first = self.first
         if stale_path and len(stats.labels) == 2:
-            if given is not None:
-                return given  # the caller's M and r
             if _native.compiled("pair_matrix"):
                 # Only M's upper triangle, all that the stale path reads (symv, potrf, its
                 # diagonal): half the bytes of the product with the stacked scatters
@@ -307,20 +304,6 @@ class SystemSolver(StaleFactorSolving):
             np.negative(weights[:, 0], out=rows[1])
             return self._full_width(rows, dim)
         return self._full_width(weights.T, dim)
-
-    def stale_pair_columns(
-        self, dim: int, class_weights: tuple[float, float], matrix, rhs: np.ndarray
-    ) -> np.ndarray | None:
-        """`solve`'s two-class stale-factor step for a caller that holds the system: M^-1 r
-        as columns (w_0, then w_1 unless tau = 0: w_1 = -w_0), as `solve` would compute them
-        on statistics of ``dim`` columns whose class weights are ``class_weights`` (w_0, w_1)
-        and whose M and r are ``matrix`` and ``rhs`` (as `PairSystem`); None when `solve`
-        would not take its stale factor (not primed yet, or narrower than ``stale_min_dim``):
-        then call `solve`. Without `solve`'s dispatch, for the orders of
-        `PolynomialOrderSelector`, which call it inside `one_blas_thread`."""
-        if not (self.primed and self._wide(dim)):
-            return None
-        return self._solve_stale(matrix, dim, np.array(class_weights), rhs)
 
     def class_threshold(self) -> int:
         """The width from which reweighted multiclass keeps a stale factor per class:

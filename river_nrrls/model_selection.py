@@ -9,10 +9,12 @@ import numbers
 import typing
 
 import numpy as np
+import pandas as pd
 from river import base, compose, metrics
 
 from ._checks import check_label, check_real
 from ._orders import NestedOrders, NestedSolution, label_of, labels_of, shares_statistics
+from ._rows import batch_samples, frame_samples, label_series, probability_frame, row_error
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
@@ -120,7 +122,7 @@ def _check_grid(grid: typing.Any, classifier: base.Classifier) -> tuple[float, .
     return tuple(sorted(factors, reverse=True))
 
 
-class PolynomialOrderSelector(base.Classifier):
+class PolynomialOrderSelector(base.MiniBatchClassifier):
     """Choose the polynomial order r online: every order raced on prequential G-mean.
 
     The NR-RLS paper reports results for RM orders r = 1..6 but does not say how r was chosen
@@ -137,20 +139,18 @@ class PolynomialOrderSelector(base.Classifier):
     classifier; its bandit and successive-halving selectors train only some of the models on
     each sample, which makes their scores incomparable and starves the orders that start badly.
 
-    **One model's statistics for all orders.** With the default classifier (an `NRRLS`, any
-    parameters, ``solver="cholesky"``) the selector learns ONE expansion and ONE set of
-    statistics, the highest order's, and solves every order from them: the expansions are nested
-    (`PolynomialExtender.output_orders`), so with the columns grouped by order every order's
-    TER system is a leading block of the highest order's, and one Cholesky factorisation of
-    each system (one, or one per class for reweighted multiclass) gives every order's weights
-    by triangular solves; each order wide enough for a pipeline's stale-factor solver (112
-    columns) may instead be solved by that solver on its leading block of the statistics, O(d^2)
-    a step, whichever costs less. Every order predicts what an independent
-    ``PolynomialExtender(degree=r) | NRRLS(...)`` would, on every sample (the weights agree to
-    rounding, or to the stale-factor solver's tolerance as the pipeline's: the same systems,
-    their columns in another order). The selector then costs a small multiple of the highest
-    order's pipeline alone, well below the independent pipelines of every order
-    (``benchmarks/results/selector.md`` measures both). Any other classifier (or
+    **One expansion for all orders.** With the default classifier (an `NRRLS`, any parameters,
+    ``solver="cholesky"``) the selector expands every sample ONCE, at the highest order: the
+    expansions are nested (`PolynomialExtender.output_orders`), so every order's expansion is
+    read off it, and every order's `NRRLS` learns it and is solved as its pipeline's would be
+    (the same statistics, solver and solve path). Every order predicts exactly what an
+    independent ``PolynomialExtender(degree=r) | NRRLS(...)`` predicts, on every sample: its
+    weights, outputs and probabilities are the pipeline's to the bit (``river_nrrls/_orders.py``
+    says why nothing weaker holds on badly conditioned orders;
+    ``benchmarks/results/selector_exactness.md`` counts the differing predictions).
+    The selector saves the expansions and the pipelines' overheads, not their solves: it costs
+    a small multiple of the highest order's pipeline alone, below the independent pipelines of
+    every order (``benchmarks/results/selector.md`` measures both). Any other classifier (or
     ``solver="woodbury"``) runs one independent pipeline per order, whose cost is that of all
     the pipelines together.
 
@@ -257,7 +257,7 @@ class PolynomialOrderSelector(base.Classifier):
     >>> {key: round(float(score.get()), 3) for key, score in model.scores.items() if key[0] == 3}
     {(3, 1.0): 0.693, (3, 0.99): 0.683}
 
-    `best_model` is the chosen order's pipeline, built from the shared statistics:
+    `best_model` is the chosen order's pipeline, a copy of that order's model:
 
     >>> model.best_model["PolynomialExtender"].degree, model.best_model["NRRLS"].forgetting
     (3, 1.0)
@@ -396,9 +396,9 @@ class PolynomialOrderSelector(base.Classifier):
     def pipelines(self) -> dict:
         """``{candidate: pipeline}``, candidates in increasing order (see `scores`).
 
-        With shared statistics these are new pipelines, built from the statistics that every
-        order's independent pipeline would have learnt: they predict as the selector's orders
-        do, and learning with them does not change the selector.
+        With shared statistics these are new pipelines holding a copy of every order's model
+        (the statistics its independent pipeline has learnt; its solver starts again, its
+        first solve direct): learning with them does not change the selector.
 
         """
         if not self._shared:
@@ -588,3 +588,57 @@ class PolynomialOrderSelector(base.Classifier):
             return self.best_model.predict_one(x)
         _, labels, outputs = self._best_outputs(x)
         return None if outputs is None else label_of(labels, outputs)
+
+    # ------------------------------------------------------------------------ mini-batches
+
+    def learn_many(self, X: pd.DataFrame, y: pd.Series) -> None:
+        """The `learn_one` loop over the rows of ``X`` and the labels of ``y``, paired by
+        position (the race and its scores included): a missing value of ``X`` (NaN, None,
+        ``pd.NA``) is a missing feature.
+
+        A refused batch changes nothing: the pairing (a ``y`` of another length, or a pandas
+        ``y`` whose index is not ``X``'s), every label and every row's values are checked
+        before any row is learnt (errors name the row); a row that a model refuses later (its
+        statistics would leave their range, or ``max_size``) rolls the batch back to the
+        selector as it was (its solvers, a cache, then start again).
+
+        """
+        batch = batch_samples(X, y)
+        expand = self._validator().transform_one
+        for x, name in zip(batch.rows, batch.names):
+            self._row_call(expand, x, name)  # the values
+        before = copy.deepcopy(self.__dict__)
+        try:
+            for x, label, name in zip(batch.rows, batch.labels, batch.names):
+                self._row_call(self.learn_one, x, name, label)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def predict_many(self, X: pd.DataFrame) -> pd.Series:
+        """`predict_one` of every row of ``X``, as a Series in ``X``'s backend."""
+        rows, names = frame_samples(X)
+        return label_series(
+            [self._row_call(self.predict_one, x, n) for x, n in zip(rows, names)], X
+        )
+
+    def predict_proba_many(self, X: pd.DataFrame) -> pd.DataFrame:
+        """`predict_proba_one` of every row of ``X``: one column per class, in ``X``'s
+        backend."""
+        rows, names = frame_samples(X)
+        return probability_frame(
+            [self._row_call(self.predict_proba_one, x, n) for x, n in zip(rows, names)], X
+        )
+
+    def _validator(self) -> PolynomialExtender:
+        """The highest order's extender, whose expansion checks a row's values as learn_one's."""
+        return self._extender.clone({"degree": self._orders[-1]})
+
+    @staticmethod
+    def _row_call(method: typing.Callable, x: dict, name: typing.Any, *args) -> typing.Any:
+        """``method(x, *args)``, its ValueError or TypeError naming the row."""
+        try:
+            return method(x, *args)
+        except (TypeError, ValueError) as error:
+            raise row_error(error, name) from error

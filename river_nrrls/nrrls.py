@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import math
 import sys
 import typing
 
@@ -11,7 +10,6 @@ import numpy as np
 import pandas as pd
 from river import base
 
-from . import _native
 from ._checks import (
     check_bool,
     check_label,
@@ -29,7 +27,7 @@ from ._index import FeatureIndex, MergedColumns
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget, solver_nbytes
 from ._merging import Mergeable
-from ._outputs import refuse_overflow, softmax
+from ._outputs import products, refuse_overflow, softmax
 from ._parameters import LiveParameters
 from ._ranges import ColumnNamer, check_batch, check_merge, check_sample
 from ._solver import Solver, SystemSolver
@@ -541,16 +539,8 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
                 return self._products(self._weight_matrix(), vector)
 
     def _products(self, weights: np.ndarray, vector: np.ndarray) -> list[float]:
-        """w_k . x of every row of ``weights``, refusing outputs that overflow."""
-        if weights.flags.f_contiguous:
-            outputs = _native.outputs(weights, vector)  # one compiled call; None: not finite
-        else:
-            outputs = (weights @ vector).tolist()
-            if not all(map(math.isfinite, outputs)):
-                outputs = None
-        if outputs is None:
-            refuse_overflow(weights, vector, self.column_namer())
-        return outputs
+        """w_k . x of every row of ``weights``, refusing outputs that overflow (`products`)."""
+        return products(weights, vector, self.column_namer)
 
     def decision_one(self, x: dict) -> dict[typing.Hashable, float]:
         """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class.

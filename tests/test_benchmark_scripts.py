@@ -21,6 +21,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("rls.py", "RLSRegressor"),
         ("standardized.py", "standardized_penalty"),
         ("selector.py", "order-3 pipeline"),
+        ("selector_exactness.py", "order 6"),
         ("accuracy.py", "stale factor"),
     ],
 )

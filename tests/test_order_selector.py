@@ -1,14 +1,15 @@
 """PolynomialOrderSelector from shared statistics against independent pipelines, sample by sample.
 
-With an `NRRLS` (solver "cholesky") the selector learns one set of statistics, the highest
-order's, and solves every order from one factorisation of each system (``_orders.py``). Every
-order must predict what an independent ``PolynomialExtender(degree=r) | NRRLS(...)`` predicts,
-on every sample: the tests below run both side by side and compare every order's outputs
-``w . x`` (to rounding: the two solve the same system with its columns in another order) and
-predictions before every sample, with sample weights, forgetting, emerging features, both
-aggregates, the full kind, multiclass (shared and per-class systems), no intercept, tau != 0,
-l2 = 0, and widths where the pipelines switch to their stale-factor solver. The forgetting grid
-and the race window are checked against races written out by hand.
+With an `NRRLS` (solver "cholesky") the selector expands every sample once and every order's
+NRRLS learns its part of that expansion, solved by its pipeline's solver (``_orders.py``).
+Every order must predict what an independent ``PolynomialExtender(degree=r) | NRRLS(...)``
+predicts, on every sample: the tests below run both side by side and compare every order's
+outputs ``w . x`` (to the bit: the same statistics, solved by the same path) and predictions
+before every sample, with sample weights, forgetting, emerging features, both aggregates, the
+full kind, multiclass (shared and per-class systems), no intercept, tau != 0, l2 = 0, and widths
+where the pipelines switch to their stale-factor solver (``test_order_selector_exactness.py``:
+wide real data and long streams). The forgetting grid and the race window are checked against
+races written out by hand.
 """
 
 from __future__ import annotations
@@ -20,10 +21,9 @@ import pickle
 
 import numpy as np
 import pytest
-from kernel_paths import needs_kernels
 from river import linear_model, metrics
 
-from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, _systems, datasets
+from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, datasets
 from river_nrrls._stats import symmetrize_upper as symmetrize
 from river_nrrls.model_selection import _score_values
 
@@ -62,14 +62,27 @@ def _orders_outputs(selector, x):
     return nested.outputs(solution, nested.vector(expanded)), solution.labels
 
 
-def _run_side_by_side(selector, rows, labels, weights=None, classifier=None, extender=None):
-    """Learn the stream with the selector and with independent pipelines; compare every
-    order's outputs and prediction before every sample. Returns the largest relative error."""
+def _tuned(pipeline, stale_width: int | None):
+    """The pipeline with its solver's stale-factor widths set (as `_force_stale` sets the
+    selector's)."""
+    if stale_width is not None:
+        pipeline["NRRLS"].weight_solver.stale_min_dim = stale_width
+        pipeline["NRRLS"].weight_solver.class_stale_min_dim = stale_width
+    return pipeline
+
+
+def _run_side_by_side(
+    selector, rows, labels, weights=None, classifier=None, extender=None, stale_width=None
+):
+    """Learn the stream with the selector and with independent pipelines (their stale-factor
+    widths ``stale_width``, as `_force_stale` set the selector's); before every sample, every
+    order's outputs must be its pipeline's to the bit, and so its prediction."""
     extender = extender or selector._extender
     classifier = classifier or selector._classifier
     orders = selector._orders
-    pipelines = {r: extender.clone({"degree": r}) | classifier.clone() for r in orders}
-    worst = 0.0
+    pipelines = {
+        r: _tuned(extender.clone({"degree": r}) | classifier.clone(), stale_width) for r in orders
+    }
     for i, (x, y) in enumerate(zip(rows, labels)):
         outputs, classes = _orders_outputs(selector, x)
         for q, r in enumerate(orders):
@@ -80,19 +93,12 @@ def _run_side_by_side(selector, rows, labels, weights=None, classifier=None, ext
                 assert expected == {}
                 continue
             assert list(expected) == list(classes)
-            reference = np.array(list(expected.values()))
-            error = float(np.abs(outputs[q] - reference).max())
-            bound = RTOL * (1.0 + float(np.abs(reference).max()))
-            assert error <= bound, (i, r, outputs[q], reference)
-            worst = max(worst, error / (1.0 + float(np.abs(reference).max())))
-            margin = np.sort(reference)[-1] - np.sort(reference)[-2] if len(reference) > 1 else 1
-            if margin > 2 * bound:  # not a tie to rounding: the same prediction
-                assert selector_order_prediction(selector, x, r) == pipelines[r].predict_one(x)
+            assert outputs[q].tolist() == list(expected.values()), (i, r)
+            assert selector_order_prediction(selector, x, r) == pipelines[r].predict_one(x)
         w = 1.0 if weights is None else weights[i]
         selector.learn_one(x, y, w=w)
         for pipeline in pipelines.values():
             pipeline.learn_one(x, y, w=w)
-    return worst
 
 
 def selector_order_prediction(selector, x, order):
@@ -412,23 +418,23 @@ def test_every_order_is_the_plain_numpy_batch_ter(classifier_params):
 # --------------------------------------------------------- orders on their own stale factors
 
 
-def _force_stale(selector, monkeypatch, width=10):
-    """Every order of ``width`` columns or more on its pipeline's stale-factor solver (the
-    widths where pipelines use it, 112 and 64, scaled down to a quick test; factorisations
-    made to look costly, so that the cost model sends every such order to its solver)."""
-    from river_nrrls import _orders
-
-    monkeypatch.setattr(_orders, "FACTOR_RATE", 1e-12)
+def _force_stale(selector, width=10):
+    """Every order of ``width`` columns or more on the stale-factor solver (the widths where
+    pipelines use it, 112 and 64, scaled down to a quick test): the tuning of every order's
+    model, which its solver takes (`NRRLS.new_solver`)."""
     for nested in selector._nested.values():
-        nested.model.weight_solver.stale_min_dim = width
-        nested.model.weight_solver.class_stale_min_dim = width
+        for model in nested.models.values():
+            model.weight_solver.stale_min_dim = width
+            model.weight_solver.class_stale_min_dim = width
 
 
-def _stale_counters(selector) -> collections.Counter:
+def _stale_counters(selector, wide_from: int = 0) -> collections.Counter:
+    """The counters of the orders' solvers (those of the orders from position ``wide_from``)."""
     total = collections.Counter()
     for nested in selector._nested.values():
-        for solver in nested.solvers.values():
-            total.update(solver.counters)
+        for q, solver in nested.solvers.items():
+            if q >= wide_from:
+                total.update(solver.counters)
     return total
 
 
@@ -443,47 +449,45 @@ def _stale_counters(selector) -> collections.Counter:
     ],
     ids=["binary", "forgetting-emerging", "no-intercept-tau", "multiclass-shared", "per-class"],
 )
-def test_orders_on_stale_factors_predict_as_their_pipelines(
-    classifier, classes, emerging, monkeypatch
-):
+def test_orders_on_stale_factors_predict_as_their_pipelines(classifier, classes, emerging):
     """Long enough for refactorisations (class weights drift, CG slows down) and weighted:
     every order's outputs and predictions as its independent pipeline's, while the wide
     orders run their pipelines' stale-factor solver on their leading blocks."""
     rows, labels = _stream(n_samples=420, classes=classes, seed=7, emerging=emerging)
     weights = [(1.0, 0.5, 2.0, 1.0, 3.0)[i % 5] for i in range(len(rows))]
     selector = PolynomialOrderSelector(orders=(1, 2, 3, 4), extender=MEAN3, classifier=classifier)
-    _force_stale(selector, monkeypatch)
-    _run_side_by_side(selector, rows, labels, weights)
+    _force_stale(selector)
+    _run_side_by_side(selector, rows, labels, weights, stale_width=10)
     counters = _stale_counters(selector)
     (nested,) = selector._nested.values()
-    assert sorted(nested.solvers) == [1, 2, 3]  # orders 2, 3 and 4 (12+ columns)
+    assert sorted(nested.solvers) == [0, 1, 2, 3]  # every order (2, 3 and 4: 12+ columns)
     assert counters["stale"] > 300 * 3 and counters["iterations"] > 0
     assert counters["refactor"] > 3  # the factors were refreshed on the way
 
 
-def test_stale_factor_queue_overflow_and_blocks(monkeypatch):
+def test_stale_factor_queue_overflow_and_blocks():
     """Block-prequential scoring solves once per block: the samples between solves wait in
     the solvers' queues, and a block longer than a queue lets the factors go."""
     rows, labels = _stream(n_samples=400, seed=8, emerging=False)
     for block in (7, 60):  # within a queue (48 samples), beyond it
         selector = PolynomialOrderSelector(orders=(1, 3, 4), extender=MEAN3, block=block)
-        _force_stale(selector, monkeypatch)
+        _force_stale(selector)
         pipelines = {r: MEAN3.clone({"degree": r}) | NRRLS() for r in (1, 3, 4)}
         chunk = 100  # samples between the checks' own solves
         for start in range(0, len(rows), chunk):
             _learn_together(selector, pipelines, rows[start : start + chunk], labels[start:])
             _assert_outputs_match(selector, pipelines, rows[start])
-        counters = _stale_counters(selector)
+        counters = _stale_counters(selector, wide_from=1)  # orders 3 and 4
         if block == 7:
             assert counters["stale"] > 0 and counters["direct"] <= 2
         else:  # every block start found its factors let go: a direct solve
             assert counters["direct"] >= 400 // 60 - 1
 
 
-def test_stale_factors_pickled_mid_stream_and_refused_calls(monkeypatch):
+def test_stale_factors_pickled_mid_stream_and_refused_calls():
     rows, labels = _stream(n_samples=260, seed=9, emerging=True)
     selector = PolynomialOrderSelector(orders=(1, 2, 3, 4), extender=MEAN3)
-    _force_stale(selector, monkeypatch)
+    _force_stale(selector)
     for x, y in zip(rows[:150], labels[:150]):
         selector.predict_one(x)
         selector.learn_one(x, y)
@@ -504,117 +508,65 @@ def test_stale_factors_pickled_mid_stream_and_refused_calls(monkeypatch):
     assert _stale_counters(copy)["stale"] > 0  # the copy's solvers built their factors again
 
 
-def test_columns_stay_grouped_by_order_as_features_emerge():
-    """The model's columns are renumbered grouped by order whenever features come, and the
-    materialised pipelines keep their own (arrival) order."""
+def test_every_order_keeps_its_pipeline_s_columns_as_features_emerge():
+    """Every order's model holds its pipeline's features in its pipeline's order, and the
+    highest order's columns keep theirs (features appended as they come)."""
     rows, labels = _stream(n_samples=90, seed=3, emerging=True)
     selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3)
-    for x, y in zip(rows, labels):
-        selector.learn_one(x, y)
-        (nested,) = selector._nested.values()
-        assert (np.diff(nested.column_orders) >= 0).all()
+    pipelines = {r: MEAN3.clone({"degree": r}) | NRRLS() for r in (1, 2, 3)}
+    _learn_together(selector, pipelines, rows, labels)
+    (nested,) = selector._nested.values()
+    for r in (1, 2, 3):
+        assert nested.models[r].features == pipelines[r]["NRRLS"].features
     expected = {}
     for x in rows:
         expected.update(MEAN3.clone({"degree": 3}).output_orders(x))
     features = list(nested.model.features)
+    assert set(features) == set(expected)
     assert [expected[feature] for feature in features] == nested.column_orders[1:].tolist()
-    assert set(features) == set(expected) and features != list(expected)  # renumbered
+    for q, r in enumerate((1, 2, 3)):  # every order's columns among the highest order's
+        positions = nested.positions()[q]
+        assert [features[j - 1] for j in positions[1:]] == list(nested.models[r].features)
 
 
 @pytest.mark.parametrize(
     ("classifier", "classes"),
-    [
-        (NRRLS(), (False, True)),
-        (NRRLS(tau=0.3), (False, True)),
-        (NRRLS(), ("a", "b", "c")),
-        (NRRLS(reweight=False), ("a", "b", "c")),
-    ],
-    ids=["binary", "tau", "per-class", "multiclass-shared"],
+    [(NRRLS(l2=1e-150), (False, True)), (NRRLS(l2=0.0), ("a", "b", "c"))],
+    ids=["tiny-ridge", "no-ridge-multiclass"],
 )
-def test_direct_orders_one_back_substitution_each(classifier, classes, monkeypatch):
-    """Wide direct blocks solve every order on its leading block of the factor, in place
-    (lda = the whole width), rather than in one call with the whole factor."""
+def test_singular_systems_take_the_pipelines_fallbacks_to_the_bit(classifier, classes):
+    """A tiny or no ridge with fewer samples than columns: not definite in floating point;
+    every order takes its pipeline's fallbacks, to the bit."""
+    rows, labels = _stream(n_samples=30, classes=classes, emerging=False, seed=5)
+    selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3, classifier=classifier)
+    _run_side_by_side(selector, rows, labels)
+
+
+def test_a_pickle_of_the_one_model_version_loads_as_every_order_s_model():
+    """A pickle of the version in which one model (the highest order's, its columns grouped
+    by order) served every order loads with every order's model cut from it, in the order
+    its features came, predicting as the independent pipelines."""
     from river_nrrls import _orders
 
-    monkeypatch.setattr(_orders, "ONE_CALL_MAX_WIDTH", 0)
-    rows, labels = _stream(n_samples=80, classes=classes, seed=11)
-    selector = PolynomialOrderSelector(orders=(1, 2, 4), extender=MEAN3, classifier=classifier)
-    _run_side_by_side(selector, rows, labels, [1.0 + (i % 3) for i in range(len(rows))])
-
-
-def test_cost_model_split_between_direct_and_stale_orders(monkeypatch):
-    from river_nrrls import _orders
-
-    sizes = [37, 111, 184, 257, 330, 403]  # orders 1 to 6 on 36 inputs
-    split = _orders._direct_orders(sizes, 112)
-    assert 2 <= split <= len(sizes)  # the orders narrower than 112 columns are always direct
-    assert _orders._direct_orders(sizes, 1000) == len(sizes)  # no order wide enough
-    monkeypatch.setattr(_orders, "FACTOR_RATE", 1e-12)  # factorisations priceless: all stale
-    assert _orders._direct_orders(sizes, 112) == 2
-    monkeypatch.setattr(_orders, "FACTOR_RATE", 1e12)  # factorisations free: all direct
-    assert _orders._direct_orders(sizes, 112) == len(sizes)
-
-
-def test_a_selector_pickled_with_ungrouped_columns_regroups_on_load():
-    """A pickle of a selector from before the columns were kept grouped (no ``arrival``)
-    is renumbered when loaded, and predicts as the independent pipelines."""
     rows, labels = _stream(n_samples=70, seed=12)
     selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3)
     pipelines = {r: MEAN3.clone({"degree": r}) | NRRLS() for r in (1, 2, 3)}
     _learn_together(selector, pipelines, rows[:50], labels[:50])
     (nested,) = selector._nested.values()
-    # the old layout: the features in the order they came (interleaving the orders)
-    position = {feature: column for column, feature in enumerate(nested.model.features, 1)}
-    order = np.array([0] + [position[f] for f in nested.arrival])
-    nested.model.permute_columns(order)
-    assert list(nested.model.features) == nested.arrival
-    nested.column_orders = nested.column_orders[order]
-    assert (np.diff(nested.column_orders) < 0).any()
-    del nested.arrival
-    loaded = pickle.loads(pickle.dumps(selector))
-    assert (np.diff(loaded._nested[None].column_orders) >= 0).all()
+    # that version's state: the highest order's model with its columns grouped by order
+    old = dict(nested.__getstate__())
+    model = pickle.loads(pickle.dumps(old.pop("models")[3]))
+    grouped = np.argsort(nested.column_orders, kind="stable")
+    model.permute_columns(grouped)
+    old.update(model=model, column_orders=nested.column_orders[grouped], arrival=nested.arrival)
+    loaded = _orders.NestedOrders.__new__(_orders.NestedOrders)
+    loaded.__setstate__(pickle.loads(pickle.dumps(old)))
+    selector._nested[None] = loaded
+    for r in (1, 2, 3):
+        assert loaded.models[r].features == pipelines[r]["NRRLS"].features
+    assert loaded.column_orders.tolist() == nested.column_orders.tolist()
     for x in rows[50:]:
-        _assert_outputs_match(loaded, pipelines, x)
-
-
-@needs_kernels
-def test_a_failed_in_place_factorisation_falls_back_on_a_new_system(monkeypatch):
-    """The narrow orders' factorisation overwrites the system it assembled; where it fails
-    (a tiny l2 with fewer samples than columns: not definite in floating point) the
-    fallbacks get the system assembled again, not the wreck of the factorisation."""
-    from river_nrrls import _orders
-
-    seen = []
-    fallbacks = _orders.NestedOrders._solve_fallbacks
-
-    def checked(self, system, factor, info, rhs, weights, sizes, first_class):
-        stats, first = self.model.statistics, self.first
-        if stats.n_classes != 2:  # (one class: the shared-matrix path, not in place)
-            return fallbacks(self, system, factor, info, rhs, weights, sizes, first_class)
-        w_0, w_1 = _systems.pair_class_weights(stats, True)
-        end = first + len(system)
-        expected = sum(
-            weight * symmetrize(stats.data[first:end, first:end, c])
-            for c, weight in enumerate((w_0, w_1))
-        ) + self.model.l2 * np.eye(len(system))
-        seen.append(info)
-        assert np.array_equal(np.triu(system), np.triu(expected))
-        return fallbacks(self, system, factor, info, rhs, weights, sizes, first_class)
-
-    monkeypatch.setattr(_orders.NestedOrders, "_solve_fallbacks", checked)
-    rows, labels = _stream(n_samples=30, emerging=False, seed=5)
-    classifier = NRRLS(l2=1e-150)
-    selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3, classifier=classifier)
-    pipelines = {r: MEAN3.clone({"degree": r}) | classifier.clone() for r in (1, 2, 3)}
-    _learn_together(selector, pipelines, rows[:8], labels[:8])
-    for x in rows[:8]:  # on the samples learnt every least-squares solution agrees
-        outputs, _ = _orders_outputs(selector, x)
-        for q, r in enumerate((1, 2, 3)):
-            expected = pipelines[r]["NRRLS"].decision_one(
-                pipelines[r]["PolynomialExtender"].transform_one(x)
-            )
-            assert np.allclose(outputs[q], list(expected.values()), rtol=1e-6, atol=1e-6)
-    assert any(info > 0 for info in seen)  # the in-place factorisation did fail
+        _assert_outputs_match(selector, pipelines, x)
 
 
 # ------------------------------------------------- the interfaces the selector works through
@@ -688,3 +640,29 @@ def test_new_solver_has_the_models_tuning_and_no_state():
     assert (solver.stale_min_dim, solver.class_stale_min_dim) == (7, 5)
     assert solver.stale is None and solver.pending == [] and not solver.primed
     assert model.column_namer()(1) == f"feature {model.features[0]!r}"
+
+
+def test_nested_orders_learn_a_zero_weight_as_the_pipelines_do():
+    """A sample of weight 0 (as AutoNRRLS may pass it) is validated, not learnt: every order's
+    cached solution and solver state stay, as the pipeline's, on the stale-factor path."""
+    from river_nrrls._orders import NestedOrders
+
+    rows, labels = _stream(n_samples=120, seed=6)
+    nested = NestedOrders((1, 2, 3), MEAN3, NRRLS())
+    for model in nested.models.values():
+        model.weight_solver.stale_min_dim = 10
+    pipelines = {r: _tuned(MEAN3.clone({"degree": r}) | NRRLS(), 10) for r in (1, 2, 3)}
+    for i, (x, y) in enumerate(zip(rows, labels)):
+        solution = nested.solve()
+        if solution.labels:
+            outputs = nested.outputs(solution, nested.vector(nested.expand(x).values))
+            for q, r in enumerate((1, 2, 3)):
+                expected = pipelines[r]["NRRLS"].decision_one(
+                    pipelines[r]["PolynomialExtender"].transform_one(x)
+                )
+                assert outputs[q].tolist() == list(expected.values()), (i, r)
+        w = (1.0, 0.0, 0.5)[i % 3]
+        nested.learn(nested.expand(x), y, w)
+        for pipeline in pipelines.values():
+            pipeline.learn_one(x, y, w=w)
+    assert sum(solver.counters["stale"] for solver in nested.solvers.values()) > 50

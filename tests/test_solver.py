@@ -93,54 +93,6 @@ def test_stale_factor_is_the_batch_ter_after_every_prefix(params):
     assert counters["direct"] == 1  # the first solve; it primes the factor built at the second
 
 
-class _CallerAssembles(_solver.SystemSolver):
-    """Two classes solved as `PolynomialOrderSelector`'s wide orders are: the caller
-    assembles M and r (here from the statistics, in plain numpy) and takes the solver's
-    stale-factor step (`stale_pair_columns`), falling back to `solve` when it declines."""
-
-    caller_steps = 0
-
-    def solve(self, stats, given=None):
-        if len(stats.labels) != 2:
-            return super().solve(stats, given)
-        w_0, w_1 = _systems.pair_class_weights(stats, self.reweight)
-        target_pos, target_rest = self.tau + self.eta, self.tau - self.eta
-        # row 0: M's coefficients; then r_0's and r_1's (r_0's alone when tau = 0)
-        mix = np.array(
-            [
-                [w_0, w_1],
-                [target_pos * w_0, target_rest * w_1],
-                [target_rest * w_0, target_pos * w_1],
-            ]
-        )
-        if self.tau == 0.0:
-            mix = mix[:2]
-        matrix, rhs = _systems.system(stats, mix, self.l2, self.first)
-        columns = self.stale_pair_columns(stats.dim, (w_0, w_1), matrix, rhs)
-        if columns is None:
-            return super().solve(stats, given)
-        self.caller_steps += 1
-        rows = columns.T if columns.shape[1] == 2 else np.vstack((columns.T, -columns.T))
-        return self._full_width(rows, stats.dim)
-
-
-@pytest.mark.parametrize(
-    "params", [{}, {"forgetting": 0.97}, {"tau": 0.5, "eta": 2.0, "intercept": False}]
-)
-def test_the_stale_step_on_a_callers_system_is_the_batch_ter(params):
-    """`stale_pair_columns` (the step of the selector's wide orders, on the caller's M and
-    r): the batch TER after every prefix, declining (None) until `solve` primed it."""
-    rows, labels = _stream(150, 12, seed=4)
-    model = _forced(params)
-    solver = model.weight_solver
-    solver.__class__ = _CallerAssembles  # the same state, the caller's way of solving
-    width = 12 - solver.first
-    assert solver.stale_pair_columns(12, (1.0, 1.0), np.eye(width), np.ones((width, 1))) is None
-    _prequential_matches(model, rows, labels, params)
-    assert solver.caller_steps > 100
-    assert solver.counters["stale"] > 50 and solver.counters["refactor"] > 0
-
-
 def test_stale_factor_with_sample_weights():
     rows, labels = _stream(150, 10, seed=2)
     rng = np.random.default_rng(3)
