@@ -151,6 +151,15 @@ class SquareRootFactor:
         if pending.count:
             _add_rows(self._upper, pending.rows[: pending.count])
 
+    def in_place(self, compiled: bool) -> np.ndarray | None:
+        """R itself, for an update in place of one row that the caller makes whole (the fused
+        step of `river_nrrls._fused_rls`), when no row waits and the rows go through their own
+        QR (fewer than `_DELAYED_MIN_DIM` columns, or ``compiled``: a compiled QR update is
+        cheaper than the delayed rows at any width); else None."""
+        if self._pending is not None or (not compiled and self.columns >= _DELAYED_MIN_DIM):
+            return None
+        return self._upper
+
     @property
     def waiting(self) -> int:
         """How many learnt rows wait outside R (the delayed updates of wide models)."""
