@@ -92,6 +92,8 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
     columns on, while ``R`` is well conditioned, ``learn_one`` lets up to 32 rows wait and
     corrects the weights for them exactly (Woodbury: two triangular solves a row), then adds
     them to ``R`` with one blocked QR, several times faster than a QR per row at large d.
+    Where the compiled kernels are built, a sample with the previous one's keys is learnt
+    (the same reflections, in C) and predicted in one call each (`river_nrrls._fused_rls`).
 
     Parameters
     ----------
@@ -393,7 +395,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             self._learn_one(x, target, weight)
 
     def _learn_one(self, x: dict, target: float, weight: float) -> None:
-        if weight > 0.0 and self._learn_fused(x, target, weight):
+        if weight > 0.0 and self._fusable and self._learn_fused(x, target, weight):
             return  # the sample had the remembered keys: learnt in one call
         vector, new, _ = self._index.dense_one(x, grow=True)  # [1, x] (validated)
         if weight == 0.0:
@@ -425,6 +427,12 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         self._bound = bound * self._forgetting if bound is not None else None
         # R^T R += m [x, y][x, y]^T (a QR update of R, or a delayed row), then w = R11^{-1} z
         self._solution = self._factor.add_row(row)
+
+    @property
+    def _fusable(self) -> bool:
+        """Whether the fused steps (`river_nrrls._fused_rls`: the plain ridge update and the
+        prediction w . x) are this model's; a mode whose steps differ takes the general path."""
+        return True
 
     def _learn_fused(self, x: dict, target: float, weight: float) -> bool:
         """`_learn_one`'s steps in one call (`river_nrrls._fused_rls`) for a sample with the
@@ -614,7 +622,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             return self._predict_one(x, with_dist)
 
     def _predict_one(self, x: dict, with_dist: bool) -> float | proba.Gaussian:
-        if not with_dist:  # a sample with the remembered keys: in one call
+        if not with_dist and self._fusable:  # a sample with the remembered keys: in one call
             fused = predict_remembered(self._index, self._solution, self._first, x)
             if fused is not None:
                 return fused
