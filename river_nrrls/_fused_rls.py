@@ -8,17 +8,19 @@ factor R, the weights' triangular solve: the operation ``rls_learn``) and `predi
 what ``predict_one``'s do (encode, the dot product with the weights: ``rls_predict``). Where the
 kernels are built, `river_nrrls._native` binds the compiled ones (``_kernels.pyx``: R's update
 is one Householder reflection a column, in C, many times cheaper than LAPACK's dtpqrt for one
-row); elsewhere their Python twins (``_twins.py``), the general path's own calls. Both give the
-batch ridge's weights, as the general path does, to rounding (``tests/test_rls.py`` runs the
-three paths).
+row); elsewhere their Python twins (``_twins.py``). Either runs R's update and the weights'
+solve as the general path's `SquareRootFactor.add_row` does (``rls_add_row``, compiled or
+twin), so a sample gives the same model bit for bit whichever path takes it; the twins give
+the compiled results to rounding (``tests/test_rls.py`` runs every path).
 
 Either gives nothing (None) when it does not apply: other keys, values to validate, a sample
-near the range limit, rows waiting in the factor (its delayed updates: the general path adds
-them), or, without the compiled kernel, a factor wide enough for the delayed updates to be the
-faster Python path. The caller's general path then runs and finds the model as it was but for
-the index's remembered vector, which the general path's encoding would change as well. This
-module owns those paths and when they apply; the estimator holds the model and commits what
-a fused step did (its scale, arrivals and range bound).
+near the range limit, or rows waiting in the factor or that would wait (its delayed updates,
+the faster Python path at large widths, which the compiled QR update makes useless: the
+general path adds them, `SquareRootFactor.in_place`). The caller's general path then runs
+and finds the model as it was but for the index's remembered vector, which the general path's
+encoding would change as well. This module owns those paths and when they apply; the
+estimator holds the model and commits what a fused step did (its scale, arrivals and range
+bound).
 
 """
 
@@ -56,7 +58,7 @@ def learn_remembered(
     the row entering with the stored-scale ``mass``. The new range bound (before forgetting)
     when it did, None otherwise (the general path's case: nothing was changed)."""
     cache = index.remembered()
-    upper = factor.in_place(_native.compiled("rls_learn"))
+    upper = factor.in_place()
     if cache is None or upper is None:
         return None
     result = _native.rls_learn(

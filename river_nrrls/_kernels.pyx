@@ -24,7 +24,9 @@ scipy.linalg.cython_blas and cython_lapack: Cython checks their C signatures at 
 - rls_learn:    RLSRegressor's whole plain learn_one (refill, the range bound, the scatter's
                 dsyr, the QR update of its square-root factor R by one Householder reflection a
                 column, the weights' dtrsv), river_nrrls/_fused_rls.py;
-- rls_predict:  RLSRegressor's whole prediction (refill, one ddot).
+- rls_predict:  RLSRegressor's whole prediction (refill, one ddot);
+- rls_add_row:  the QR update and the weights' solve alone (the general path's, so that a
+                sample gives the same bits whichever path takes it).
 
 Each computes the formulas of the Python path that it replaces (river_nrrls/_solver.py and
 _stats.py), which stays for the fallbacks and is used when this module is not built; the
@@ -1147,12 +1149,65 @@ cdef void _add_row(double *upper, Py_ssize_t lda, Py_ssize_t n, double *row) noe
             row[k] -= tau_v * w
 
 
+cdef bint _add_row_and_solve(
+    double *upper, Py_ssize_t n, double *row, double *weights
+) noexcept nogil:
+    """`_add_row` of the row (n + 1 entries, overwritten) to R ((n + 1) x (n + 1), the weights'
+    n columns then the target's), then w = R11^{-1} z into ``weights`` (n entries; z is R's
+    last column): dtrsv. False when R11 has a zero pivot or w is not finite (``weights`` is
+    then not the solution). The caller has checked n + 1 <= INT_MAX."""
+    cdef Py_ssize_t i
+    cdef int count = <int>n, lda = <int>(n + 1), one = 1
+    cdef char up = b"U", plain = b"N"
+    cdef bint solved = True
+    _add_row(upper, n + 1, n + 1, row)
+    for i in range(n):
+        weights[i] = upper[i + n * (n + 1)]  # z
+        solved = solved and upper[i + i * (n + 1)] != 0.0
+    if solved and n > 0:
+        dtrsv(&up, &plain, &plain, &count, upper, &lda, weights, &one)  # R11 w = z
+        solved = isfinite(ddot(&count, weights, &one, weights, &one))
+    return solved
+
+
+def rls_add_row(cnp.ndarray upper not None, cnp.ndarray row not None,
+                cnp.ndarray solution not None):
+    """rls_add_row(upper, row, solution)
+
+    R^T R += row row^T for R (``upper``, an (n + 1) x (n + 1) writable Fortran array, updated in
+    place) and ``row`` (n + 1 entries, a writable contiguous vector, overwritten): one
+    Householder reflection a column, as ``rls_learn``. Then w = R11^{-1} z into ``solution``
+    (n entries, writable contiguous; z is R's last column): True, or False when R11 has a
+    zero pivot or w is not finite (``solution`` is then not the weights).
+    """
+    cdef Py_ssize_t n = cnp.PyArray_DIMS(row)[0] - 1 if cnp.PyArray_NDIM(row) == 1 else -1
+    if n < 0 or n >= INT_MAX:
+        raise ValueError("rls_add_row: row must be a vector of at least one entry")
+    _check_square(upper, n + 1, "upper")
+    _check_vector(row, n + 1, "row")
+    _check_vector(solution, n, "solution")
+    return _add_row_and_solve(
+        <double *>cnp.PyArray_DATA(upper), n, <double *>cnp.PyArray_DATA(row),
+        <double *>cnp.PyArray_DATA(solution),
+    )
+
+
+cdef int _check_vector(cnp.ndarray vector, Py_ssize_t length, str name) except -1:
+    """A writable contiguous float64 vector of ``length`` entries, or an error."""
+    if (
+        cnp.PyArray_TYPE(vector) != cnp.NPY_DOUBLE or cnp.PyArray_NDIM(vector) != 1
+        or not cnp.PyArray_ISCARRAY(vector) or cnp.PyArray_DIMS(vector)[0] != length
+    ):
+        raise ValueError(f"{name} must be a writable contiguous float64 vector of {length}")
+    return 0
+
+
 cdef int _check_square(cnp.ndarray matrix, Py_ssize_t order, str name) except -1:
     """A writable float64 (order x order) Fortran array, or an error."""
     _check_float_array(matrix, 2, True, name)
     cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(matrix)
     if shape[0] != order or shape[1] != order:
-        raise ValueError(f"rls_learn: {name} must be {order} x {order}")
+        raise ValueError(f"{name} must be {order} x {order}")
     return 0
 
 
@@ -1189,13 +1244,8 @@ def rls_learn(
         raise ValueError("rls_learn: inconsistent shapes")
     _check_square(scatter, size + 1, "scatter")
     _check_square(upper, n + 1, "upper")
-    if (
-        cnp.PyArray_TYPE(solution) != cnp.NPY_DOUBLE or cnp.PyArray_NDIM(solution) != 1
-        or not cnp.PyArray_ISCARRAY(solution) or cnp.PyArray_DIMS(solution)[0] != n
-    ):
-        raise ValueError(f"rls_learn: solution must be a writable contiguous vector of {n}")
-    cdef int length = <int>size, order = <int>(size + 1), lda = <int>(n + 1), count = <int>n
-    cdef int one = 1
+    _check_vector(solution, n, "solution")
+    cdef int length = <int>size, order = <int>(size + 1), one = 1
     cdef double *entries = <double *>cnp.PyArray_DATA(refilled)  # contiguous (refill's)
     cdef double grown = (ddot(&length, entries, &one, entries, &one) + target * target) * weight
     grown += bound
@@ -1206,8 +1256,8 @@ def rls_learn(
     cdef double *coefficients = <double *>cnp.PyArray_DATA(upper)
     cdef double *weights = <double *>cnp.PyArray_DATA(solution)
     cdef double root
-    cdef char up = b"U", plain = b"N"
-    cdef bint solved = True
+    cdef char up = b"U"
+    cdef bint solved
     try:
         for i in range(size):
             augmented[i] = entries[i]
@@ -1218,13 +1268,7 @@ def rls_learn(
             root = sqrt(mass)
             for i in range(first, size + 1):
                 augmented[i] *= root  # the row sqrt(m) [x, y]
-        _add_row(coefficients, n + 1, n + 1, augmented + first)
-        for i in range(n):  # w = R11^{-1} z: z (R's last column) in the solution, then dtrsv
-            weights[i] = coefficients[i + n * (n + 1)]
-            solved = solved and coefficients[i + i * (n + 1)] != 0.0
-        if solved and n > 0:
-            dtrsv(&up, &plain, &plain, &count, coefficients, &lda, weights, &one)
-            solved = isfinite(ddot(&count, weights, &one, weights, &one))
+        solved = _add_row_and_solve(coefficients, n, augmented + first, weights)
     finally:
         if augmented != small:
             PyMem_Free(augmented)

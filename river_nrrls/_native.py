@@ -46,6 +46,7 @@ STAND_INS = {
     "pair_weights": declined,
     "rank_one": _twins.rank_one,
     "refill": _twins.refill,
+    "rls_add_row": _twins.rls_add_row,
     "rls_learn": _twins.rls_learn,
     "rls_predict": _twins.rls_predict,
     "stale_append": declined,
@@ -63,6 +64,7 @@ try:
         pair_weights,
         rank_one,
         refill,
+        rls_add_row,
         rls_learn,
         rls_predict,
         stale_append,
@@ -97,6 +99,7 @@ else:  # (mypy types these names from _kernels.pyi: the stand-ins take the same 
     # declined call returns None, which every caller of a declinable kernel handles)
     outputs, rank_one, refill = _twins.outputs, _twins.rank_one, _twins.refill  # type: ignore[assignment]
     rls_learn, rls_predict = _twins.rls_learn, _twins.rls_predict  # type: ignore[assignment]
+    rls_add_row = _twins.rls_add_row
     conjugate_gradients = each_weights = learn_remembered = pair_matrix = declined  # type: ignore[assignment]
     pair_outputs = pair_weights = stale_append = declined  # type: ignore[assignment]
 
@@ -120,6 +123,7 @@ __all__ = [
     "pair_weights",
     "rank_one",
     "refill",
+    "rls_add_row",
     "rls_learn",
     "rls_predict",
     "stale_append",

@@ -29,6 +29,8 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import blas, lapack
 
+from . import _native
+
 __all__ = ["SquareRootFactor"]
 
 # From this many regression columns on, `SquareRootFactor.add_row` delays the QR update of R:
@@ -58,6 +60,12 @@ class _PendingRows:
     gram: np.ndarray  # lower Cholesky factor of G = I + U^T U, (K, K), Fortran
     combined: np.ndarray  # c = z + U v, (d,)
     count: int = 0
+
+
+def _compiled_rows() -> bool:
+    """Whether a row's QR update is the compiled one (`_native.rls_add_row`): cheaper than the
+    delayed rows at every width, so a model then never delays them."""
+    return _native.compiled("rls_add_row")
 
 
 def _add_rows(upper: np.ndarray, rows: np.ndarray) -> None:
@@ -104,18 +112,19 @@ class SquareRootFactor:
     # ------------------------------------------------------------------ updates
 
     def add_row(self, row: np.ndarray) -> np.ndarray:
-        """R^T R += row row^T for ``row = sqrt(m) [x, y]`` (overwritten); returns the new
-        weights w = R11^{-1} z, exact whether the row waits or not."""
+        """R^T R += row row^T for ``row = sqrt(m) [x, y]`` (overwritten, contiguous); returns
+        the new weights w = R11^{-1} z, exact whether the row waits or not."""
         pending = self._pending
-        if pending is None and len(row) - 1 >= _DELAYED_MIN_DIM:
+        if pending is None and len(row) - 1 >= _DELAYED_MIN_DIM and not _compiled_rows():
             pending = self._start_pending()
         if pending is not None:
             return self._add_delayed(pending, row)
-        # QR of [R; row]: R^T R += row row^T, O(d^2), R in place (one row: C- and
-        # F-contiguous, no copy). (l, nb, a, b, overwrite_a, overwrite_b) by position; a block
-        # of 8 columns (rather than 1) makes fewer, larger BLAS calls.
-        lapack.dtpqrt(0, min(8, len(row)), self._upper, row[None, :], 1, 1)
-        return self.solve()
+        # QR of [R; row]: R^T R += row row^T, O(d^2), R in place, then the weights: the
+        # operation the fused step runs too (the same bits whichever path takes a sample)
+        solution = np.empty(len(row) - 1)
+        if _native.rls_add_row(self._upper, row, solution):
+            return solution
+        return self.solve()  # a zero pivot, or weights beyond the float range: the fallbacks
 
     def add_rows(self, rows: np.ndarray) -> None:
         """R^T R += B^T B for the rows of ``B`` (sqrt(m_j) [x_j, y_j]): one blocked QR."""
@@ -151,12 +160,14 @@ class SquareRootFactor:
         if pending.count:
             _add_rows(self._upper, pending.rows[: pending.count])
 
-    def in_place(self, compiled: bool) -> np.ndarray | None:
+    def in_place(self) -> np.ndarray | None:
         """R itself, for an update in place of one row that the caller makes whole (the fused
-        step of `river_nrrls._fused_rls`), when no row waits and the rows go through their own
-        QR (fewer than `_DELAYED_MIN_DIM` columns, or ``compiled``: a compiled QR update is
-        cheaper than the delayed rows at any width); else None."""
-        if self._pending is not None or (not compiled and self.columns >= _DELAYED_MIN_DIM):
+        step of `river_nrrls._fused_rls`), when `add_row` would take the row through its own
+        QR too: no row waits, and none would (fewer than `_DELAYED_MIN_DIM` columns, or the
+        compiled QR update); else None."""
+        if self._pending is not None:
+            return None
+        if self.columns >= _DELAYED_MIN_DIM and not _compiled_rows():
             return None
         return self._upper
 

@@ -5,7 +5,7 @@ these functions under the kernels' names, so that a caller calls the operation w
 which one runs. Each twin computes what its kernel computes: by the same BLAS call where it can
 (the rank-1 update of a buffer without spare capacity, the outputs), else by numpy to rounding
 (the rank-1 update of a block that BLAS cannot address) or by LAPACK's routine where the kernel
-writes its own loop (``rls_learn``'s QR update: dtpqrt, the same reflections, to rounding), and
+writes its own loop (``rls_add_row``'s QR update: dtpqrt, the same reflections, to rounding), and
 gives the same answer where the kernel decides (``refill``: the same vector, or None for the
 validation). The kernels without a twin (the fused paths of NR-RLS, the compiled solves) are
 `river_nrrls._native`'s ``declined``: their callers' general paths are their twins.
@@ -22,7 +22,7 @@ from scipy.linalg import blas, lapack
 from ._encoding_cache import same_keys
 from ._validation import finite_reals
 
-__all__ = ["outputs", "rank_one", "refill", "rls_learn", "rls_predict"]
+__all__ = ["outputs", "rank_one", "refill", "rls_add_row", "rls_learn", "rls_predict"]
 
 
 def rank_one(buffer: np.ndarray, c: int, dim: int, vector: np.ndarray, weight: float) -> None:
@@ -126,15 +126,28 @@ def rls_learn(
     row = augmented[first:]
     if mass != 1.0:
         row *= math.sqrt(mass)
-    # QR of [R; row] in place: (l, nb, a, b, overwrite_a, overwrite_b) by position
+    return sample, grown, rls_add_row(upper, row, solution)
+
+
+def rls_add_row(upper: np.ndarray, row: np.ndarray, solution: np.ndarray) -> bool:
+    """``rls_add_row``: R^T R += row row^T (LAPACK dtpqrt, the QR of [R; row], in place; ``row``
+    overwritten), then w = R11^{-1} z into ``solution`` (dtrtrs): whether it is the weights
+    (False: a zero pivot of R11, or w not finite)."""
+    n = len(row) - 1
+    if upper.shape != (n + 1, n + 1) or solution.shape != (n,):
+        raise ValueError("rls_add_row: inconsistent shapes")
+    # QR of [R; row] in place, a row both C- and F-contiguous: (l, nb, a, b, overwrite_a,
+    # overwrite_b) by position; a block of 8 columns (rather than 1) makes fewer, larger calls
     lapack.dtpqrt(0, min(8, n + 1), upper, row[None, :], 1, 1)
     if n == 0:
-        return sample, grown, True
+        return True
+    # (a, b, lower, trans, unitdiag, lda) by position: f2py parses keyword arguments for about
+    # as long as the solve itself takes at small d
     weights, info = lapack.dtrtrs(upper[:, :n], upper[:n, n], 0, 0, 0, n + 1)
     if info != 0 or not math.isfinite(blas.ddot(weights, weights)):
-        return sample, grown, False
+        return False
     solution[:] = weights
-    return sample, grown, True
+    return True
 
 
 def rls_predict(

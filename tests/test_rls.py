@@ -38,18 +38,21 @@ FUSED = ("rls_learn", "rls_predict")  # the fused steps of `river_nrrls._fused_r
 def update_path(request, monkeypatch):
     """Every way learn_one updates the model, on every stream. A sample with the keys of the
     one before goes through the fused step (`river_nrrls._fused_rls`): its compiled kernel
-    ("compiled"), or its Python twin ("twin"). Every other sample, and every sample when the
-    fused step is switched off, goes through the general path: one QR per row ("direct", as
-    narrow models do), or the delayed rows with their exact Woodbury correction ("delayed", as
-    wide models do, forced here at every width with 5 pending rows at most, so that the
-    flushes happen often)."""
-    if request.param == "compiled" and not BUILT:
+    ("compiled"), or its Python twin ("twin", with the twin of the QR update, dtpqrt). Every
+    other sample, and every sample when the fused step is switched off, goes through the
+    general path: one QR per row ("direct": the compiled QR update, as the fused step's), or,
+    with LAPACK's QR update, the delayed rows with their exact Woodbury correction ("delayed",
+    as wide models do without the kernels, forced here at every width with 5 pending rows at
+    most, so that the flushes happen often)."""
+    if request.param in ("compiled", "direct") and not BUILT:
         pytest.skip(NOT_BUILT)
     for name in FUSED:
         if request.param == "twin":
             monkeypatch.setattr(_native, name, _native.STAND_INS[name])
         elif request.param in ("direct", "delayed"):
             monkeypatch.setattr(_native, name, _native.declined)
+    if request.param in ("twin", "delayed"):
+        monkeypatch.setattr(_native, "rls_add_row", _native.STAND_INS["rls_add_row"])
     if request.param == "delayed":
         monkeypatch.setattr(_sqrt_factor, "_DELAYED_MIN_DIM", 0)
         monkeypatch.setattr(_sqrt_factor, "_PENDING_ROWS", 5)
@@ -459,10 +462,9 @@ def test_drift_detector_resets_to_the_batch_ridge_of_the_new_concept(update_path
 def test_a_wide_model_delays_its_updates_and_stays_exact(update_path):
     """60 features: learn_one keeps up to 32 rows pending (the Woodbury correction) and adds
     them with one blocked QR; the weights match the batch ridge after every prefix, with a
-    feature that emerges in the middle (a flush, then growth) and forgetting. The compiled
-    fused step updates R itself, cheaper at any width: once the rows that wait since the first
-    sample (and since the new feature) are added, every sample takes it and none waits (its
-    twin leaves wide models to the delayed rows, the faster Python path there)."""
+    feature that emerges in the middle (a flush, then growth) and forgetting. The compiled QR
+    update is cheaper than the delayed rows at any width: with it no row waits (its twin, and
+    the fused step's, leave wide models to the delayed rows, the faster Python path there)."""
     rng = np.random.default_rng(21)
     rows, targets = [], []
     model = RLSRegressor(forgetting=0.999)
@@ -476,8 +478,8 @@ def test_a_wide_model_delays_its_updates_and_stays_exact(update_path):
         delayed += model._factor.waiting > 0
         ref = _reference(rows, targets, forgetting=0.999)
         assert ref.relative_error(model) <= RTOL, i
-    if update_path == "compiled":
-        assert delayed == 2 * (_sqrt_factor._PENDING_ROWS - 1)
+    if update_path in ("compiled", "direct"):
+        assert delayed == 0
     else:
         assert delayed > 100
     dist = model.predict_one(rows[0], with_dist=True)

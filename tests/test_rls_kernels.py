@@ -163,6 +163,67 @@ def test_rls_learn_reports_a_zero_pivot(module):
     assert grown is not None and not solved
 
 
+@needs_kernels
+@pytest.mark.parametrize("n_features", [0, 4, 150])
+def test_rls_add_row_is_rls_learns_update_and_its_twin(n_features):
+    """The general path's QR update and solve (`SquareRootFactor.add_row`) are the fused step's,
+    bit for bit; the twin's (dtpqrt, dtrtrs) agree to rounding."""
+    fused, compiled, twin = (State(n_features, 0) for _ in range(3))
+    x = fused.sample(np.linspace(-2.0, 1.0, n_features).tolist())
+    sample, _, solved = fused.learn(KERNELS.rls_learn, x, mass=2.0, target=0.3)
+    row = np.append(sample, 0.3) * np.sqrt(2.0)
+    assert KERNELS.rls_add_row(compiled.upper, row.copy(), compiled.solution) and solved
+    np.testing.assert_array_equal(compiled.upper, fused.upper)
+    np.testing.assert_array_equal(compiled.solution, fused.solution)
+    assert _twins.rls_add_row(twin.upper, row.copy(), twin.solution)
+    scale = np.abs(twin.upper).max()
+    np.testing.assert_allclose(compiled.upper, twin.upper, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(compiled.solution, twin.solution, rtol=1e-10, atol=1e-12)
+    good = (compiled.upper, row.copy(), compiled.solution)
+    before = [array.copy() for array in good]
+    for position, bad in [
+        (0, np.ascontiguousarray(compiled.upper)),
+        (0, np.asfortranarray(np.eye(n_features + 3))),
+        (1, row[:-1].copy()),
+        (1, np.repeat(row, 2)[::2]),
+        (1, np.empty(0)),
+        (2, np.zeros(n_features + 2)),
+        (2, compiled.solution.astype(np.float32)),
+    ]:
+        if position == 0 and n_features == 0:
+            continue  # a 1 x 1 array is both C- and F-contiguous
+        arguments = list(good)
+        arguments[position] = bad
+        with pytest.raises((TypeError, ValueError)):
+            KERNELS.rls_add_row(*arguments)
+    for array, copy in zip(good, before):
+        np.testing.assert_array_equal(array, copy)
+
+
+@pytest.mark.usefixtures("kernel_path")
+@pytest.mark.parametrize("params", [{}, {"forgetting": 0.9}, {"l2": 1e-3, "intercept": False}])
+@pytest.mark.parametrize("d", [5, 60])
+def test_a_model_resumed_from_a_copy_is_the_uninterrupted_one_bit_for_bit(params, d):
+    """A copy does not keep the remembered sample, so its next sample takes the general path
+    where the original takes the fused step: the two run the same QR update and solve, and the
+    resumed model ends bit for bit as the uninterrupted one (wide: no delayed rows in between
+    on the compiled path; the same delayed rows on the Python one)."""
+    rows, targets = _dense(150, seed=d, d=d)
+    model = RLSRegressor(**params)
+    resumed = []
+    for i, (x, y) in enumerate(zip(rows, targets)):
+        model.predict_one(x)
+        model.learn_one(x, y)
+        if i % 37 == 5:
+            resumed.append((i + 1, pickle.loads(pickle.dumps(model))))
+    final = (model.n_samples, model.bias, model.weights)
+    for start, copy in resumed:
+        for x, y in zip(rows[start:], targets[start:]):
+            copy.predict_one(x)
+            copy.learn_one(x, y)
+        assert (copy.n_samples, copy.bias, copy.weights) == final, start
+
+
 @pytest.mark.parametrize("first", [0, 1])
 @pytest.mark.parametrize("n_features", [0, 5, 70])
 def test_rls_predict_is_its_twin(first, n_features):
