@@ -10,8 +10,10 @@ in the regressor's stored scale): the ridge weights are ``w = R11^{-1} z`` and
 ``rho^2 = RSS + l2_t |w|^2``. A sample of mass ``m`` adds the row ``sqrt(m) [x, y]``: the QR of
 ``[R; row]`` (LAPACK's Householder ``dtpqrt``) gives the new R in O(d^2), backward stable, never
 losing symmetry or definiteness (an inverse-free QR-RLS, the "square-root information" form of
-Haykin's square-root adaptive filters). From `_DELAYED_MIN_DIM` columns on, while R11 is well
-conditioned, rows wait in `_PendingRows` and the weights are corrected for them exactly
+Haykin's square-root adaptive filters); where the kernels are built, the same reflections run
+in C (``_native.rls_add_row``, with the weights' solve: the fused step's own update), many times
+cheaper than dtpqrt for one row. With dtpqrt, from `_DELAYED_MIN_DIM` columns on, while R11 is
+well conditioned, rows wait in `_PendingRows` and the weights are corrected for them exactly
 (Woodbury); one blocked QR then adds them all.
 
 `SquareRootFactor` owns R and its pending rows: everything that reads R sees the rows learnt,
