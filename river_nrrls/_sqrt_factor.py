@@ -41,6 +41,9 @@ __all__ = ["SquareRootFactor"]
 _DELAYED_MIN_DIM = 48
 _PENDING_ROWS = 32
 _PIVOT_SPREAD = 1e3  # largest ratio of R11's pivots for delayed updates (see _start_pending)
+# Below this many regression columns a row's compiled QR update (`_native.rls_add_row`) is
+# cheaper than the delayed rows, which then never wait; from it on they do, as without kernels.
+_COMPILED_ROWS_MAX_DIM = 384
 
 
 @dataclasses.dataclass(slots=True)
@@ -64,10 +67,12 @@ class _PendingRows:
     count: int = 0
 
 
-def _compiled_rows() -> bool:
-    """Whether a row's QR update is the compiled one (`_native.rls_add_row`): cheaper than the
-    delayed rows at every width, so a model then never delays them."""
-    return _native.compiled("rls_add_row")
+def _compiled_rows(columns: int) -> bool:
+    """Whether a row's QR update at this width is the compiled one (`_native.rls_add_row`):
+    cheaper than the delayed rows below `_COMPILED_ROWS_MAX_DIM` columns, so a model then never
+    delays them (its loop walks R's rows, which from a few hundred columns on costs more than
+    the delayed rows' level-3 QR)."""
+    return columns < _COMPILED_ROWS_MAX_DIM and _native.compiled("rls_add_row")
 
 
 def _add_rows(upper: np.ndarray, rows: np.ndarray) -> None:
@@ -117,7 +122,8 @@ class SquareRootFactor:
         """R^T R += row row^T for ``row = sqrt(m) [x, y]`` (overwritten, contiguous); returns
         the new weights w = R11^{-1} z, exact whether the row waits or not."""
         pending = self._pending
-        if pending is None and len(row) - 1 >= _DELAYED_MIN_DIM and not _compiled_rows():
+        columns = len(row) - 1
+        if pending is None and columns >= _DELAYED_MIN_DIM and not _compiled_rows(columns):
             pending = self._start_pending()
         if pending is not None:
             return self._add_delayed(pending, row)
@@ -166,10 +172,10 @@ class SquareRootFactor:
         """R itself, for an update in place of one row that the caller makes whole (the fused
         step of `river_nrrls._fused_rls`), when `add_row` would take the row through its own
         QR too: no row waits, and none would (fewer than `_DELAYED_MIN_DIM` columns, or the
-        compiled QR update); else None."""
+        compiled QR update at this width); else None."""
         if self._pending is not None:
             return None
-        if self.columns >= _DELAYED_MIN_DIM and not _compiled_rows():
+        if self.columns >= _DELAYED_MIN_DIM and not _compiled_rows(self.columns):
             return None
         return self._upper
 

@@ -460,3 +460,28 @@ def test_a_dict_mutated_by_another_thread_while_learnt():
     # (a dict that rarely changes between two calls makes nearly collinear samples: the
     # rebuilt factor, from the scatter, is accurate to cond(M) 1e-16 only)
     assert np.abs(weights - again).max() <= 1e-7 * (1.0 + np.abs(weights).max())
+
+
+@needs_kernels
+def test_beyond_the_compiled_width_rows_wait_and_the_fused_step_gives_way(monkeypatch):
+    """From `_COMPILED_ROWS_MAX_DIM` columns on (lowered here) the delayed rows are the faster
+    update: they wait again, the fused step declines (it needs R itself), and the model stays
+    the batch ridge."""
+    from river_nrrls import _native, _sqrt_factor
+
+    monkeypatch.setattr(_sqrt_factor, "_COMPILED_ROWS_MAX_DIM", 50)
+    fused = []
+    learn = _native.rls_learn
+    monkeypatch.setattr(
+        _native, "rls_learn", lambda *a: fused.append(1) or learn(*a)
+    )  # counts the calls that reach the kernel
+    rows, targets = _dense(80, seed=2, d=60)
+    model = RLSRegressor(forgetting=0.999)
+    waited = 0
+    for i, (x, y) in enumerate(zip(rows, targets)):
+        model.learn_one(x, y)
+        waited += model._factor.waiting > 0
+        if i % 9 == 0 or i == len(rows) - 1:
+            reference = RidgeReference(rows[: i + 1], targets[: i + 1], forgetting=0.999)
+            assert reference.relative_error(model) <= 1e-9, i
+    assert waited > 60 and not fused
