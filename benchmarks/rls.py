@@ -1,13 +1,15 @@
 """RLSRegressor against river's regressors (and padasip's FilterRLS): speed and accuracy.
 
-Run:  python benchmarks/rls.py            (about a minute; writes benchmarks/results/rls.md)
+Run:  python benchmarks/rls.py            (a few minutes; writes benchmarks/results/rls.md)
       python benchmarks/rls.py --quick    (fewer samples and repeats, prints only)
 
 1. Time per sample of a prequential step (``predict_one`` then ``learn_one``) on a dense
    random stream of d features, d = 8, 22, 128, 512, after a warm-up: the best of several
-   repeats of a block of steps, in microseconds, with the ratio to river's
-   ``BayesianLinearRegression`` measured in the same run. padasip's ``FilterRLS`` (the textbook
-   P-matrix recursion, arrays in and out) gets the dict-to-array conversion in its time.
+   repeats of a block of steps, in microseconds, with the ratios to river's
+   ``LinearRegression`` and ``BayesianLinearRegression`` measured in the same run; with one BLAS
+   thread, then again with the BLAS libraries' default threads (a second process, since the
+   thread count is set before numpy loads). padasip's ``FilterRLS`` (the textbook P-matrix
+   recursion, arrays in and out) gets the dict-to-array conversion in its time.
 2. Prequential MAE and RMSE (``evaluate.progressive_val_score``) on river's bundled
    ``TrumpApproval``, ``ChickWeights``, ``WaterFlow`` (its one datetime as the hour, one-hot but
    for hour 0, and the day of the week) and the drifting ``synth.FriedmanDrift`` (gradual
@@ -24,15 +26,22 @@ ratios, which come from the same run.
 
 from __future__ import annotations
 
+import sys
+
 import _common
 
 # One BLAS thread for every model (before numpy is imported): on a shared 2-core machine extra
-# threads only slow the small matrices down (see conftest.py), and all models get the same.
-_common.limit_blas_threads()
+# threads only slow the small matrices down (see conftest.py), and all models get the same. The
+# second speed table (--default-threads, a child process) keeps the libraries' defaults.
+DEFAULT_THREADS = "--default-threads"
+if DEFAULT_THREADS not in sys.argv:
+    _common.limit_blas_threads()
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import math  # noqa: E402
-import sys  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -153,9 +162,10 @@ def speed(quick: bool) -> list[list]:
                 _recursive_ls(X, y)
                 best = min(best, time.perf_counter() - start)
             times["statsmodels RecursiveLS (batch fit / n)"] = best / len(samples) * 1e6
-        reference = times["river BayesianLinearRegression"]
+        linear = times["river LinearRegression"]
+        bayesian = times["river BayesianLinearRegression"]
         for name, us in times.items():
-            rows.append([d, name, f"{us:,.1f}", f"{us / reference:.2f}"])
+            rows.append([d, name, f"{us:,.1f}", f"{us / linear:.2f}", f"{us / bayesian:.2f}"])
         print(f"d = {d}: " + ", ".join(f"{k} {v:,.1f} us" for k, v in times.items()), flush=True)
     return rows
 
@@ -223,12 +233,30 @@ def accuracy(quick: bool) -> list[list]:
     return rows
 
 
+def speed_with_default_threads(quick: bool) -> list[list]:
+    """`speed` in a child process whose BLAS libraries keep their default thread counts."""
+    environment = {k: v for k, v in os.environ.items() if k not in _common.THREAD_VARIABLES}
+    command = [sys.executable, __file__, DEFAULT_THREADS] + (["--quick"] if quick else [])
+    output = subprocess.run(
+        command, env=environment, check=True, capture_output=True, text=True
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke test: prints only")
-    quick = parser.parse_args().quick
+    parser.add_argument(DEFAULT_THREADS, action="store_true", help="(internal) speed only")
+    arguments = parser.parse_args()
+    quick = arguments.quick
+    if arguments.default_threads:  # the child of speed_with_default_threads: rows as JSON
+        rows = speed(quick)
+        print(json.dumps(rows))
+        return
     started = time.perf_counter()
     speed_rows = speed(quick)
+    print("the same with the default BLAS threads ...", flush=True)
+    threaded_rows = speed_with_default_threads(quick)
     accuracy_rows = accuracy(quick)
     versions = (
         environment_header()
@@ -247,9 +275,13 @@ def main() -> None:
             "## Time per prequential step (predict_one + learn_one), dense random stream",
             "One BLAS thread. The models take turns on the same block of samples (200 at "
             "d = 8 and 22, 100 at 128, 20 at 512, after 50 of warm-up), 15, 15, 7 and 5 times; "
-            "the best turn counts. Microseconds per sample; ratio to river's "
-            "BayesianLinearRegression in the same run (< 1: faster).",
-            table(["d", "model", "us / sample", "ratio to BLR"], speed_rows),
+            "the best turn counts. Microseconds per sample; ratios to river's LinearRegression "
+            "(LR) and BayesianLinearRegression (BLR) in the same run (< 1: faster).",
+            table(["d", "model", "us / sample", "ratio to LR", "ratio to BLR"], speed_rows),
+            "### The same with the BLAS libraries' default threads",
+            "A second process, without the thread variables (the machine has "
+            f"{os.cpu_count()} cores).",
+            table(["d", "model", "us / sample", "ratio to LR", "ratio to BLR"], threaded_rows),
             "## Prequential MAE / RMSE",
             "FriedmanDrift: gradual drift, 5,000 samples. WaterFlow: the hour (one-hot, hour 0 "
             "the baseline) and the day of the week. Lower is better.",

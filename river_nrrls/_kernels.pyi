@@ -91,3 +91,31 @@ def learn_remembered(
     bound: float,
     limit: float,
 ) -> tuple[_Floats, float | None] | None: ...
+def rls_learn(
+    x: object,
+    keys: tuple[Hashable, ...],
+    vector: _Floats,
+    columns: npt.NDArray[np.intp],
+    offset: int,
+    fill: float,
+    scatter: _Floats,
+    upper: _Floats,
+    solution: _Floats,
+    first: int,
+    weight: float,
+    mass: float,
+    target: float,
+    bound: float,
+    limit: float,
+) -> tuple[_Floats, float | None, bool] | None: ...
+def rls_predict(
+    x: object,
+    keys: tuple[Hashable, ...],
+    vector: _Floats,
+    columns: npt.NDArray[np.intp],
+    offset: int,
+    fill: float,
+    solution: _Floats,
+    first: int,
+) -> tuple[_Floats, float] | None: ...
+def rls_add_row(upper: _Floats, row: _Floats, solution: _Floats) -> bool: ...

@@ -21,6 +21,12 @@ scipy.linalg.cython_blas and cython_lapack: Cython checks their C signatures at 
                 BLAS thread set in C (use_thread_setters);
 - learn_remembered: a whole plain learn_one (refill, the load w |x|^2 against the range bound,
                 rank_one).
+- rls_learn:    RLSRegressor's whole plain learn_one (refill, the range bound, the scatter's
+                dsyr, the QR update of its square-root factor R by one Householder reflection a
+                column, the weights' dtrsv), river_nrrls/_fused_rls.py;
+- rls_predict:  RLSRegressor's whole prediction (refill, one ddot);
+- rls_add_row:  the QR update and the weights' solve alone (the general path's, so that a
+                sample gives the same bits whichever path takes it).
 
 Each computes the formulas of the Python path that it replaces (river_nrrls/_solver.py and
 _stats.py), which stays for the fallbacks and is used when this module is not built; the
@@ -58,9 +64,9 @@ cimport numpy as cnp
 from cpython.object cimport PyObject
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.limits cimport INT_MAX
-from libc.math cimport INFINITY, NAN, isfinite, sqrt
+from libc.math cimport INFINITY, NAN, copysign, hypot, isfinite, sqrt
 from libc.string cimport memset
-from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dsymv, dsyr, sdot, ssymv, ssyr
+from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dsymv, dsyr, dtrsv, sdot, ssymv, ssyr
 from scipy.linalg.cython_lapack cimport dposv
 
 cnp.import_array()
@@ -1111,3 +1117,188 @@ def learn_remembered(
     cdef double *scatter = <double *>cnp.PyArray_DATA(scatters) + slot * capacity * capacity
     dsyr(&upper, &n, &weight, entries, &one, scatter, &lda)  # [n, s; s, A] += w [1, x][1, x]^T
     return (sample, load)
+
+
+# ----------------------------------------------------------------------------- RLSRegressor's step
+
+
+cdef void _add_row(double *upper, Py_ssize_t lda, Py_ssize_t n, double *row) noexcept nogil:
+    """R^T R += row row^T for the upper-triangular n x n R (column-major, leading dimension
+    ``lda`` >= n) and a row of n entries (overwritten): the QR of [R; row] by one Householder
+    reflection per column, LAPACK dlarfg's (the one dtpqrt takes for a single row). Column j's
+    reflection H = I - tau [1; v][1; v]^T maps (R_jj, row_j) to (beta, 0), beta = -sign(R_jj)
+    |(R_jj, row_j)|, and is applied to R's row j and the row beyond column j; a zero row_j is
+    its identity (tau = 0). Indices: j < k < n, j + k lda < n lda inside R."""
+    cdef Py_ssize_t j, k
+    cdef double alpha, x, beta, tau, v, w, tau_v
+    cdef double *r_row
+    for j in range(n):
+        x = row[j]
+        if x == 0.0:
+            continue
+        alpha = upper[j + j * lda]
+        beta = -copysign(hypot(alpha, x), alpha)
+        tau = (beta - alpha) / beta
+        v = x / (alpha - beta)  # |alpha - beta| >= |x| > 0
+        tau_v = tau * v
+        upper[j + j * lda] = beta
+        r_row = upper + j
+        for k in range(j + 1, n):
+            w = r_row[k * lda] + v * row[k]  # (H [R_j; row])_k = [R_jk; row_k] - tau [1; v] w
+            r_row[k * lda] -= tau * w
+            row[k] -= tau_v * w
+
+
+cdef bint _add_row_and_solve(
+    double *upper, Py_ssize_t n, double *row, double *weights
+) noexcept nogil:
+    """`_add_row` of the row (n + 1 entries, overwritten) to R ((n + 1) x (n + 1), the weights'
+    n columns then the target's), then w = R11^{-1} z into ``weights`` (n entries; z is R's
+    last column): dtrsv. False when R11 has a zero pivot or w is not finite (``weights`` is
+    then not the solution). The caller has checked n + 1 <= INT_MAX."""
+    cdef Py_ssize_t i
+    cdef int count = <int>n, lda = <int>(n + 1), one = 1
+    cdef char up = b"U", plain = b"N"
+    cdef bint solved = True
+    _add_row(upper, n + 1, n + 1, row)
+    for i in range(n):
+        weights[i] = upper[i + n * (n + 1)]  # z
+        solved = solved and upper[i + i * (n + 1)] != 0.0
+    if solved and n > 0:
+        dtrsv(&up, &plain, &plain, &count, upper, &lda, weights, &one)  # R11 w = z
+        solved = isfinite(ddot(&count, weights, &one, weights, &one))
+    return solved
+
+
+def rls_add_row(cnp.ndarray upper not None, cnp.ndarray row not None,
+                cnp.ndarray solution not None):
+    """rls_add_row(upper, row, solution)
+
+    R^T R += row row^T for R (``upper``, an (n + 1) x (n + 1) writable Fortran array, updated in
+    place) and ``row`` (n + 1 entries, a writable contiguous vector, overwritten): one
+    Householder reflection a column, as ``rls_learn``. Then w = R11^{-1} z into ``solution``
+    (n entries, writable contiguous; z is R's last column): True, or False when R11 has a
+    zero pivot or w is not finite (``solution`` is then not the weights).
+    """
+    cdef Py_ssize_t n = cnp.PyArray_DIMS(row)[0] - 1 if cnp.PyArray_NDIM(row) == 1 else -1
+    if n < 0 or n >= INT_MAX:
+        raise ValueError("rls_add_row: row must be a vector of at least one entry")
+    _check_square(upper, n + 1, "upper")
+    _check_vector(row, n + 1, "row")
+    _check_vector(solution, n, "solution")
+    return _add_row_and_solve(
+        <double *>cnp.PyArray_DATA(upper), n, <double *>cnp.PyArray_DATA(row),
+        <double *>cnp.PyArray_DATA(solution),
+    )
+
+
+cdef int _check_vector(cnp.ndarray vector, Py_ssize_t length, str name) except -1:
+    """A writable contiguous float64 vector of ``length`` entries, or an error."""
+    if (
+        cnp.PyArray_TYPE(vector) != cnp.NPY_DOUBLE or cnp.PyArray_NDIM(vector) != 1
+        or not cnp.PyArray_ISCARRAY(vector) or cnp.PyArray_DIMS(vector)[0] != length
+    ):
+        raise ValueError(f"{name} must be a writable contiguous float64 vector of {length}")
+    return 0
+
+
+cdef int _check_square(cnp.ndarray matrix, Py_ssize_t order, str name) except -1:
+    """A writable float64 (order x order) Fortran array, or an error."""
+    _check_float_array(matrix, 2, True, name)
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(matrix)
+    if shape[0] != order or shape[1] != order:
+        raise ValueError(f"{name} must be {order} x {order}")
+    return 0
+
+
+def rls_learn(
+    x, tuple keys not None, cnp.ndarray vector not None, cnp.ndarray columns not None,
+    Py_ssize_t offset, double fill, cnp.ndarray scatter not None, cnp.ndarray upper not None,
+    cnp.ndarray solution not None, Py_ssize_t first, double weight, double mass, double target,
+    double bound, double limit,
+):
+    """rls_learn(x, keys, vector, columns, offset, fill, scatter, upper, solution, first, weight,
+    mass, target, bound, limit)
+
+    RLSRegressor's ``learn_one`` for a remembered sample in one call: ``refill`` (the first six
+    arguments: x's vector [1, x] of ``size`` entries), the range bound's fast check
+    ``grown = (|[1, x]|^2 + y^2) w + bound <= limit`` (``w = weight``, ``y = target``), then, in
+    place: the scatter of [1, x, y] (a (size + 1) x (size + 1) Fortran array) += ``mass``
+    [1, x, y][1, x, y]^T (upper triangle, one dsyr); R (``upper``, (n + 1) x (n + 1), n = size -
+    ``first``) updated with the row sqrt(mass) [1, x, y][first:] (`_add_row`); and the weights
+    w = R11^{-1} z into ``solution`` (n entries, one dtrsv).
+
+    None when ``refill`` leaves x to the validation (nothing is changed). Otherwise ``(sample,
+    grown, solved)``: x's vector; ``grown``, None when the bound would be passed (then nothing
+    is changed: the caller's exact check decides); ``solved``, False when R11 has a zero pivot
+    or the weights are not finite (``solution`` is then to be solved again by the caller's
+    fallbacks). An inconsistent argument raises before anything is changed.
+    """
+    sample = _refill(x, keys, vector, columns, offset, fill)
+    if sample is None:
+        return None
+    # The checks read the arrays now (refill's allocation may have run Python code)
+    cdef cnp.ndarray refilled = <cnp.ndarray>sample
+    cdef Py_ssize_t size = cnp.PyArray_DIMS(refilled)[0], n = size - first, i
+    if first < 0 or n < 0 or size >= INT_MAX:
+        raise ValueError("rls_learn: inconsistent shapes")
+    _check_square(scatter, size + 1, "scatter")
+    _check_square(upper, n + 1, "upper")
+    _check_vector(solution, n, "solution")
+    cdef int length = <int>size, order = <int>(size + 1), one = 1
+    cdef double *entries = <double *>cnp.PyArray_DATA(refilled)  # contiguous (refill's)
+    cdef double grown = (ddot(&length, entries, &one, entries, &one) + target * target) * weight
+    grown += bound
+    if not grown <= limit:  # beyond the bound (or not finite): the exact check decides
+        return (sample, None, False)
+    cdef double small[128]
+    cdef double *augmented = _scratch(small, 128, size + 1)
+    cdef double *coefficients = <double *>cnp.PyArray_DATA(upper)
+    cdef double *weights = <double *>cnp.PyArray_DATA(solution)
+    cdef double root
+    cdef char up = b"U"
+    cdef bint solved
+    try:
+        for i in range(size):
+            augmented[i] = entries[i]
+        augmented[size] = target  # [1, x, y]
+        # scatter += m [1, x, y][1, x, y]^T (upper triangle)
+        dsyr(&up, &order, &mass, augmented, &one, <double *>cnp.PyArray_DATA(scatter), &order)
+        if mass != 1.0:
+            root = sqrt(mass)
+            for i in range(first, size + 1):
+                augmented[i] *= root  # the row sqrt(m) [x, y]
+        solved = _add_row_and_solve(coefficients, n, augmented + first, weights)
+    finally:
+        if augmented != small:
+            PyMem_Free(augmented)
+    return (sample, grown, solved)
+
+
+def rls_predict(
+    x, tuple keys not None, cnp.ndarray vector not None, cnp.ndarray columns not None,
+    Py_ssize_t offset, double fill, cnp.ndarray solution not None, Py_ssize_t first,
+):
+    """rls_predict(x, keys, vector, columns, offset, fill, solution, first)
+
+    RLSRegressor's ``predict_one`` for a remembered sample in one call: ``refill`` (the first six
+    arguments: x's vector [1, x]), then the prediction ``solution . [1, x][first:]`` (one ddot).
+    None when ``refill`` leaves x to the validation; else ``(sample, prediction)``, the
+    prediction as computed (not finite: the caller refuses it).
+    """
+    sample = _refill(x, keys, vector, columns, offset, fill)
+    if sample is None:
+        return None
+    if cnp.PyArray_TYPE(solution) != cnp.NPY_DOUBLE or cnp.PyArray_NDIM(solution) != 1:
+        raise TypeError("solution must be a float64 vector")
+    cdef cnp.ndarray refilled = <cnp.ndarray>sample
+    cdef Py_ssize_t size = cnp.PyArray_DIMS(refilled)[0], n = cnp.PyArray_DIMS(solution)[0]
+    if first < 0 or size - first != n or n > INT_MAX:
+        raise ValueError("rls_predict: inconsistent shapes")
+    cdef int count = <int>n, one = 1, increment
+    cdef double prediction = 0.0  # no column: nothing to multiply
+    if count > 0:  # (an empty array's stride is 0: checked only when there are entries)
+        increment = _increment(solution, "solution")
+        prediction = ddot(&count, <double *>cnp.PyArray_DATA(solution), &increment,
+                          <double *>cnp.PyArray_DATA(refilled) + first, &one)
+    return (sample, prediction)

@@ -46,6 +46,9 @@ STAND_INS = {
     "pair_weights": declined,
     "rank_one": _twins.rank_one,
     "refill": _twins.refill,
+    "rls_add_row": _twins.rls_add_row,
+    "rls_learn": _twins.rls_learn,
+    "rls_predict": _twins.rls_predict,
     "stale_append": declined,
 }
 
@@ -61,6 +64,9 @@ try:
         pair_weights,
         rank_one,
         refill,
+        rls_add_row,
+        rls_learn,
+        rls_predict,
         stale_append,
         use_thread_setters,
     )
@@ -92,6 +98,8 @@ if _built:  # BLAS on one thread from C (`use_thread_setters`)
 else:  # (mypy types these names from _kernels.pyi: the stand-ins take the same arguments, and a
     # declined call returns None, which every caller of a declinable kernel handles)
     outputs, rank_one, refill = _twins.outputs, _twins.rank_one, _twins.refill  # type: ignore[assignment]
+    rls_learn, rls_predict = _twins.rls_learn, _twins.rls_predict  # type: ignore[assignment]
+    rls_add_row = _twins.rls_add_row
     conjugate_gradients = each_weights = learn_remembered = pair_matrix = declined  # type: ignore[assignment]
     pair_outputs = pair_weights = stale_append = declined  # type: ignore[assignment]
 
@@ -115,5 +123,8 @@ __all__ = [
     "pair_weights",
     "rank_one",
     "refill",
+    "rls_add_row",
+    "rls_learn",
+    "rls_predict",
     "stale_append",
 ]

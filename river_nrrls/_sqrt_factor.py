@@ -10,8 +10,10 @@ in the regressor's stored scale): the ridge weights are ``w = R11^{-1} z`` and
 ``rho^2 = RSS + l2_t |w|^2``. A sample of mass ``m`` adds the row ``sqrt(m) [x, y]``: the QR of
 ``[R; row]`` (LAPACK's Householder ``dtpqrt``) gives the new R in O(d^2), backward stable, never
 losing symmetry or definiteness (an inverse-free QR-RLS, the "square-root information" form of
-Haykin's square-root adaptive filters). From `_DELAYED_MIN_DIM` columns on, while R11 is well
-conditioned, rows wait in `_PendingRows` and the weights are corrected for them exactly
+Haykin's square-root adaptive filters); where the kernels are built, the same reflections run
+in C (``_native.rls_add_row``, with the weights' solve: the fused step's own update), many times
+cheaper than dtpqrt for one row. With dtpqrt, from `_DELAYED_MIN_DIM` columns on, while R11 is
+well conditioned, rows wait in `_PendingRows` and the weights are corrected for them exactly
 (Woodbury); one blocked QR then adds them all.
 
 `SquareRootFactor` owns R and its pending rows: everything that reads R sees the rows learnt,
@@ -29,6 +31,8 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import blas, lapack
 
+from . import _native
+
 __all__ = ["SquareRootFactor"]
 
 # From this many regression columns on, `SquareRootFactor.add_row` delays the QR update of R:
@@ -37,6 +41,9 @@ __all__ = ["SquareRootFactor"]
 _DELAYED_MIN_DIM = 48
 _PENDING_ROWS = 32
 _PIVOT_SPREAD = 1e3  # largest ratio of R11's pivots for delayed updates (see _start_pending)
+# Below this many regression columns a row's compiled QR update (`_native.rls_add_row`) is
+# cheaper than the delayed rows, which then never wait; from it on they do, as without kernels.
+_COMPILED_ROWS_MAX_DIM = 384
 
 
 @dataclasses.dataclass(slots=True)
@@ -58,6 +65,14 @@ class _PendingRows:
     gram: np.ndarray  # lower Cholesky factor of G = I + U^T U, (K, K), Fortran
     combined: np.ndarray  # c = z + U v, (d,)
     count: int = 0
+
+
+def _compiled_rows(columns: int) -> bool:
+    """Whether a row's QR update at this width is the compiled one (`_native.rls_add_row`):
+    cheaper than the delayed rows below `_COMPILED_ROWS_MAX_DIM` columns, so a model then never
+    delays them (its loop walks R's rows, which from a few hundred columns on costs more than
+    the delayed rows' level-3 QR)."""
+    return columns < _COMPILED_ROWS_MAX_DIM and _native.compiled("rls_add_row")
 
 
 def _add_rows(upper: np.ndarray, rows: np.ndarray) -> None:
@@ -104,18 +119,20 @@ class SquareRootFactor:
     # ------------------------------------------------------------------ updates
 
     def add_row(self, row: np.ndarray) -> np.ndarray:
-        """R^T R += row row^T for ``row = sqrt(m) [x, y]`` (overwritten); returns the new
-        weights w = R11^{-1} z, exact whether the row waits or not."""
+        """R^T R += row row^T for ``row = sqrt(m) [x, y]`` (overwritten, contiguous); returns
+        the new weights w = R11^{-1} z, exact whether the row waits or not."""
         pending = self._pending
-        if pending is None and len(row) - 1 >= _DELAYED_MIN_DIM:
+        columns = len(row) - 1
+        if pending is None and columns >= _DELAYED_MIN_DIM and not _compiled_rows(columns):
             pending = self._start_pending()
         if pending is not None:
             return self._add_delayed(pending, row)
-        # QR of [R; row]: R^T R += row row^T, O(d^2), R in place (one row: C- and
-        # F-contiguous, no copy). (l, nb, a, b, overwrite_a, overwrite_b) by position; a block
-        # of 8 columns (rather than 1) makes fewer, larger BLAS calls.
-        lapack.dtpqrt(0, min(8, len(row)), self._upper, row[None, :], 1, 1)
-        return self.solve()
+        # QR of [R; row]: R^T R += row row^T, O(d^2), R in place, then the weights: the
+        # operation the fused step runs too (the same bits whichever path takes a sample)
+        solution = np.empty(len(row) - 1)
+        if _native.rls_add_row(self._upper, row, solution):
+            return solution
+        return self.solve()  # a zero pivot, or weights beyond the float range: the fallbacks
 
     def add_rows(self, rows: np.ndarray) -> None:
         """R^T R += B^T B for the rows of ``B`` (sqrt(m_j) [x_j, y_j]): one blocked QR."""
@@ -150,6 +167,17 @@ class SquareRootFactor:
         self._pending = None
         if pending.count:
             _add_rows(self._upper, pending.rows[: pending.count])
+
+    def in_place(self) -> np.ndarray | None:
+        """R itself, for an update in place of one row that the caller makes whole (the fused
+        step of `river_nrrls._fused_rls`), when `add_row` would take the row through its own
+        QR too: no row waits, and none would (fewer than `_DELAYED_MIN_DIM` columns, or the
+        compiled QR update at this width); else None."""
+        if self._pending is not None:
+            return None
+        if self.columns >= _DELAYED_MIN_DIM and not _compiled_rows(self.columns):
+            return None
+        return self._upper
 
     @property
     def waiting(self) -> int:

@@ -37,6 +37,7 @@ from ._checks import (
 )
 from ._debug import contribution_table
 from ._frames import as_frame, as_series, native_series
+from ._fused_rls import learn_remembered, predict_remembered
 from ._index import FeatureIndex
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget
@@ -88,10 +89,12 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
     it with LAPACK's Householder QR of ``R`` and the new row (``dtpqrt``): O(d^2) per
     ``learn_one``, backward stable, it never loses symmetry or definiteness (the textbook
     recursion of the inverse ``P`` does, under forgetting). The weights are one triangular solve
-    away (O(d^2), done at learn time), so ``predict_one`` is a dot product, O(d). From 48
-    columns on, while ``R`` is well conditioned, ``learn_one`` lets up to 32 rows wait and
-    corrects the weights for them exactly (Woodbury: two triangular solves a row), then adds
-    them to ``R`` with one blocked QR, several times faster than a QR per row at large d.
+    away (O(d^2), done at learn time), so ``predict_one`` is a dot product, O(d). Where the
+    compiled kernels are built, the same reflections run in C, and a sample with the previous
+    one's keys is learnt and predicted in one call each (`river_nrrls._fused_rls`). Elsewhere,
+    from 48 columns on, while ``R`` is well conditioned, ``learn_one`` lets up to 32 rows wait
+    and corrects the weights for them exactly (Woodbury: two triangular solves a row), then
+    adds them to ``R`` with one blocked QR, several times faster than LAPACK's QR per row.
 
     Parameters
     ----------
@@ -452,6 +455,8 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             self._learn_one(x, target, weight)
 
     def _learn_one(self, x: dict, target: float, weight: float) -> None:
+        if weight > 0.0 and self._fusable and self._learn_fused(x, target, weight):
+            return  # the sample had the remembered keys: learnt in one call
         vector, new, _ = self._index.dense_one(x, grow=True)  # [1, x] (validated)
         if weight == 0.0:
             return
@@ -486,6 +491,30 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             row *= math.sqrt(mass)
         # R^T R += m [x, y][x, y]^T (a QR update of R, or a delayed row), then w = R11^{-1} z
         self._solution = self._factor.add_row(row)
+
+    @property
+    def _fusable(self) -> bool:
+        """Whether the fused steps (`river_nrrls._fused_rls`: the plain ridge update and the
+        prediction w . x) are this model's; a mode whose steps differ takes the general path."""
+        return True
+
+    def _learn_fused(self, x: dict, target: float, weight: float) -> bool:
+        """`_learn_one`'s steps in one call (`river_nrrls._fused_rls`) for a sample with the
+        remembered keys, when the range bound is known and no rescaling is due: True when it
+        learnt it, False for the general path (the model as it was)."""
+        scale = self._scale / self._forgetting  # sigma <- sigma / lambda, as `_forget_past`
+        if self._bound is None or scale > _RESCALE_AT:
+            return False
+        solution = self._solution  # w = R11^{-1} z, solved again in place
+        mass = weight * scale  # m = w sigma
+        args = (self._index, self._scatter, self._factor, solution, self._first, x, target)
+        grown = learn_remembered(*args, weight, mass, self._bound)
+        if grown is None:
+            return False
+        self._scale = scale
+        self._arrivals += 1
+        self._bound = grown * self._forgetting
+        return True
 
     def _forget_past(self) -> None:
         """One arrival's forgetting: the true statistics of the past decay by lambda, so the
@@ -666,6 +695,10 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             return self._predict_one(x, with_dist)
 
     def _predict_one(self, x: dict, with_dist: bool) -> float | proba.Gaussian:
+        if not with_dist and self._fusable:  # a sample with the remembered keys: in one call
+            fused = predict_remembered(self._index, self._solution, self._first, x)
+            if fused is not None:
+                return fused
         vector = self._index.dense_one(x, grow=False).vector
         first = self._first
         solution = self._solution

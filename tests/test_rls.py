@@ -15,10 +15,11 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from kernel_paths import BUILT, NOT_BUILT
 from reference import RidgeReference
 from river import compose, datasets, drift, evaluate, metrics, preprocessing
 
-from river_nrrls import PolynomialExtender, RLSRegressor, _sqrt_factor, merge
+from river_nrrls import PolynomialExtender, RLSRegressor, _native, _sqrt_factor, merge
 
 RTOL = 1e-9
 SETTINGS = [
@@ -30,11 +31,28 @@ SETTINGS = [
 ]
 
 
-@pytest.fixture(params=["direct", "delayed"])
+FUSED = ("rls_learn", "rls_predict")  # the fused steps of `river_nrrls._fused_rls`
+
+
+@pytest.fixture(params=["compiled", "twin", "direct", "delayed"])
 def update_path(request, monkeypatch):
-    """Both ways learn_one updates the factor, on every stream: one QR per row (narrow models)
-    and the delayed rows with their exact Woodbury correction (wide models), forced here at
-    every width with 5 pending rows at most, so that the flushes happen often."""
+    """Every way learn_one updates the model, on every stream. A sample with the keys of the
+    one before goes through the fused step (`river_nrrls._fused_rls`): its compiled kernel
+    ("compiled"), or its Python twin ("twin", with the twin of the QR update, dtpqrt). Every
+    other sample, and every sample when the fused step is switched off, goes through the
+    general path: one QR per row ("direct": the compiled QR update, as the fused step's), or,
+    with LAPACK's QR update, the delayed rows with their exact Woodbury correction ("delayed",
+    as wide models do without the kernels, forced here at every width with 5 pending rows at
+    most, so that the flushes happen often)."""
+    if request.param in ("compiled", "direct") and not BUILT:
+        pytest.skip(NOT_BUILT)
+    for name in FUSED:
+        if request.param == "twin":
+            monkeypatch.setattr(_native, name, _native.STAND_INS[name])
+        elif request.param in ("direct", "delayed"):
+            monkeypatch.setattr(_native, name, _native.declined)
+    if request.param in ("twin", "delayed"):
+        monkeypatch.setattr(_native, "rls_add_row", _native.STAND_INS["rls_add_row"])
     if request.param == "delayed":
         monkeypatch.setattr(_sqrt_factor, "_DELAYED_MIN_DIM", 0)
         monkeypatch.setattr(_sqrt_factor, "_PENDING_ROWS", 5)
@@ -69,8 +87,11 @@ def _reference(rows, targets, weights=None, **params) -> RidgeReference:
 
 @pytest.mark.parametrize("params", SETTINGS)
 @pytest.mark.parametrize("weighted", [False, True])
-def test_learn_one_matches_the_batch_ridge_after_every_prefix(params, weighted, update_path):
-    rows, targets, weights = _stream(200, seed=len(params))
+@pytest.mark.parametrize("sparse", [True, False], ids=["sparse", "dense"])
+def test_learn_one_matches_the_batch_ridge_after_every_prefix(
+    params, weighted, sparse, update_path
+):
+    rows, targets, weights = _stream(200, seed=len(params), sparse=sparse)
     model = RLSRegressor(**params)
     for i, (x, y, w) in enumerate(zip(rows, targets, weights)):
         if weighted:
@@ -172,8 +193,9 @@ def _frame(rows, columns=None) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("params", SETTINGS)
-def test_learn_many_equals_the_learn_one_loop(params, update_path):
-    rows, targets, weights = _stream(230, seed=11)
+@pytest.mark.parametrize("sparse", [True, False], ids=["sparse", "dense"])
+def test_learn_many_equals_the_learn_one_loop(params, sparse, update_path):
+    rows, targets, weights = _stream(230, seed=11, sparse=sparse)
     columns = sorted({k for row in rows for k in row}, key=lambda k: int(k[1:]))
     one, many = RLSRegressor(**params), RLSRegressor(**params)
     for x, y, w in zip(rows, targets, weights):
@@ -196,8 +218,9 @@ def test_learn_many_equals_the_learn_one_loop(params, update_path):
     np.testing.assert_allclose(predictions.to_numpy(), expected, rtol=1e-9, atol=1e-9)
 
 
-def test_merge_is_the_model_of_both_streams(update_path):
-    rows, targets, weights = _stream(240, seed=2)
+@pytest.mark.parametrize("sparse", [True, False], ids=["sparse", "dense"])
+def test_merge_is_the_model_of_both_streams(sparse, update_path):
+    rows, targets, weights = _stream(240, seed=2, sparse=sparse)
     parts = [(0, 70), (70, 71), (71, 240)]
     models = []
     for start, stop in parts:
@@ -436,10 +459,12 @@ def test_drift_detector_resets_to_the_batch_ridge_of_the_new_concept(update_path
     assert abs(static.predict_one(rows[-1]) - targets[-1]) > 0.5
 
 
-def test_a_wide_model_delays_its_updates_and_stays_exact():
+def test_a_wide_model_delays_its_updates_and_stays_exact(update_path):
     """60 features: learn_one keeps up to 32 rows pending (the Woodbury correction) and adds
     them with one blocked QR; the weights match the batch ridge after every prefix, with a
-    feature that emerges in the middle (a flush, then growth) and forgetting."""
+    feature that emerges in the middle (a flush, then growth) and forgetting. The compiled QR
+    update is cheaper than the delayed rows at any width: with it no row waits (its twin, and
+    the fused step's, leave wide models to the delayed rows, the faster Python path there)."""
     rng = np.random.default_rng(21)
     rows, targets = [], []
     model = RLSRegressor(forgetting=0.999)
@@ -453,7 +478,10 @@ def test_a_wide_model_delays_its_updates_and_stays_exact():
         delayed += model._factor.waiting > 0
         ref = _reference(rows, targets, forgetting=0.999)
         assert ref.relative_error(model) <= RTOL, i
-    assert delayed > 100
+    if update_path in ("compiled", "direct"):
+        assert delayed == 0
+    else:
+        assert delayed > 100
     dist = model.predict_one(rows[0], with_dist=True)
     flushed = pickle.loads(pickle.dumps(model))
     flushed._factor.flush()

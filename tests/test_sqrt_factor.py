@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_paths import BUILT, NOT_BUILT
 
-from river_nrrls import _sqrt_factor
+from river_nrrls import _native, _sqrt_factor
 from river_nrrls._sqrt_factor import SquareRootFactor
 
 RTOL = 1e-9
@@ -33,9 +34,15 @@ def _assert_factors(factor: SquareRootFactor, matrix: np.ndarray, rng: np.random
     assert factor.inverse_quadratic(probe) == pytest.approx(probe @ np.linalg.solve(m11, probe))
 
 
-@pytest.fixture(params=["direct", "delayed"])
+@pytest.fixture(params=["compiled", "direct", "delayed"])
 def update_path(request, monkeypatch):
-    """Each row through its own QR, or waiting (at most 4 rows) with the Woodbury weights."""
+    """Each row through its own QR (the compiled update, or LAPACK's dtpqrt: its twin), or,
+    with dtpqrt, waiting (at most 4 rows) with the Woodbury weights (the compiled update is
+    cheaper than the delayed rows: with it no row waits)."""
+    if request.param == "compiled" and not BUILT:
+        pytest.skip(NOT_BUILT)
+    if request.param != "compiled":
+        monkeypatch.setattr(_native, "rls_add_row", _native.STAND_INS["rls_add_row"])
     if request.param == "delayed":
         monkeypatch.setattr(_sqrt_factor, "_DELAYED_MIN_DIM", 1)
         monkeypatch.setattr(_sqrt_factor, "_PENDING_ROWS", 4)
