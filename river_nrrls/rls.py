@@ -494,9 +494,10 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
 
     @property
     def _fusable(self) -> bool:
-        """Whether the fused steps (`river_nrrls._fused_rls`: the plain ridge update and the
-        prediction w . x) are this model's; a mode whose steps differ takes the general path."""
-        return True
+        """Whether the fused learning step (`river_nrrls._fused_rls`: the plain ridge update)
+        is this model's: not under ``standardized_penalty``, whose penalties move with every
+        sample (its prediction, w . x, is fused alike)."""
+        return self._raw is None
 
     def _learn_fused(self, x: dict, target: float, weight: float) -> bool:
         """`_learn_one`'s steps in one call (`river_nrrls._fused_rls`) for a sample with the
@@ -695,7 +696,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
             return self._predict_one(x, with_dist)
 
     def _predict_one(self, x: dict, with_dist: bool) -> float | proba.Gaussian:
-        if not with_dist and self._fusable:  # a sample with the remembered keys: in one call
+        if not with_dist:  # a sample with the remembered keys: in one call
             fused = predict_remembered(self._index, self._solution, self._first, x)
             if fused is not None:
                 return fused
