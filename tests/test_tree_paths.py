@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import random
 
 import pytest
 from river import tree
@@ -239,3 +240,27 @@ def test_colliding_names_are_fine_without_the_raw_features():
 
 def test_branch_tokens_read_back_unambiguously():
     assert [_branch_token(i) for i in (0, 9, 10, 12)] == ["0", "9", "(10)", "(12)"]
+
+
+def test_a_multiway_split_on_numeric_codes_names_children_beyond_nine_in_brackets():
+    """A template with ``nominal_attributes``: river splits on every code of a numeric feature."""
+    rng = random.Random(0)
+    template = tree.HoeffdingTreeClassifier(grace_period=30, delta=0.01, nominal_attributes=["car"])
+    paths = TreePathFeatures(tree=template)
+    emitted: set[str] = set()
+    for _ in range(3000):
+        x = {"car": rng.randrange(20), "u": rng.random()}
+        emitted |= set(paths.path_names(x))
+        paths.learn_one(x, x["car"] % 3 == 0)
+    root = paths.grown_tree._root
+    assert len(root.children) == 20
+    names = _node_names(root)
+    assert set(names) == emitted and "path=(19)" in names and "path=9" in names
+    for code in (3, 12):  # a code seen: its own child, as river's tree sends it
+        leaf = root.traverse({"car": code, "u": 0.5})
+        assert paths.path_names({"car": code, "u": 0.5})[-1] == next(
+            name for name, node in names.items() if node is leaf
+        )
+    unseen = {"car": 25, "u": 0.5}  # a code never seen: the most traversed child, as river's
+    leaf = root.traverse(unseen)
+    assert paths.path_names(unseen)[-1] == next(n for n, node in names.items() if node is leaf)
