@@ -23,6 +23,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("selector.py", "order-3 pipeline"),
         ("selector_exactness.py", "order 6"),
         ("accuracy.py", "stale factor"),
+        ("auto.py", "TreePathFeatures() | NRRLS()"),
     ],
 )
 def test_quick_mode_runs_and_prints_a_table(script, model):
