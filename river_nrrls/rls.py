@@ -738,7 +738,8 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
         penalty = self._penalty / self._scale  # l2_t
         probe = vector[self._first :]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            spread = unknown / penalty if unknown else 0.0
+            # an unseen feature's prior variance 1 / l2_t: infinite once l2_t underflowed
+            spread = (unknown / penalty if penalty else math.inf) if unknown else 0.0
             if size and self._arrivals == 0:  # the prior alone: P = diag(1 / l2), or inf
                 spread += float(np.sum(probe * probe / (self._penalties() / self._scale)))
             elif size:

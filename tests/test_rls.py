@@ -502,6 +502,21 @@ def test_no_intercept_and_no_feature():
     assert dist.sigma**2 == pytest.approx(14 / 3 * (1 + 4.0 / 1.0))
 
 
+@pytest.mark.parametrize("standardized_penalty", [False, True])
+def test_unseen_feature_after_the_ridge_underflowed(standardized_penalty):
+    """With forgetting, l2_t = lambda^t l2 underflows to 0: a feature never seen then has an
+    infinite prior variance, so the predictive distribution is infinitely wide (it raised
+    ZeroDivisionError); the mean ignores the unseen feature, as predict_one does."""
+    model = RLSRegressor(forgetting=0.5, standardized_penalty=standardized_penalty)
+    rng = np.random.default_rng(4)
+    for value, target in rng.random((1200, 2)):
+        model.learn_one({"a": float(value)}, float(target))
+    dist = model.predict_one({"a": 1.0, "unseen": 2.0}, with_dist=True)
+    assert math.isinf(dist.sigma)
+    assert dist.mu == model.predict_one({"a": 1.0})
+    assert math.isfinite(model.predict_one({"a": 1.0}, with_dist=True).sigma)
+
+
 @pytest.mark.parametrize("forgetting", [1e-3, 1e-5, 1e-300])
 def test_strong_forgetting_stays_finite_both_ways(forgetting):
     """A forgetting factor so strong that the stored scale is rescaled at every arrival (or
