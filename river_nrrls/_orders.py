@@ -550,6 +550,17 @@ class NestedOrders:
         """NRRLS.predict_proba_one's probabilities for outputs of one order (`softmax`)."""
         return dict(zip(labels, softmax(outputs[None, :], float(self.model.eta))[0].tolist()))
 
+    def predictions(self, solution: NestedSolution, expanded: dict, labels: bool) -> list:
+        """Every order's prediction of an expanded sample from ``solution``: its class
+        (``labels``) or its probabilities (before any class: None, or {})."""
+        if not solution.labels:
+            empty: dict | None = None if labels else {}
+            return [empty] * len(self.orders)
+        outputs = self.outputs(solution, self.vector(expanded))
+        if labels:
+            return labels_of(solution.labels, outputs)
+        return [self.probabilities(solution.labels, row) for row in outputs]
+
     # -------------------------------------------------------------------- materialising
 
     def pipeline(self, order: int) -> compose.Pipeline:

@@ -13,6 +13,7 @@ from river import base
 
 from . import _native
 from ._checks import (
+    as_label,
     check_bool,
     check_label,
     check_labels,
@@ -423,6 +424,16 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             solver.stale_min_dim = own.stale_min_dim
             solver.class_stale_min_dim = own.class_stale_min_dim
         return solver
+
+    def nbytes_after(self, x: dict, y: typing.Hashable) -> int:
+        """The bytes the statistics and the solver would take once ``x`` (validated) of
+        class ``y`` is learnt, with its new features and class (internal: a model made of
+        several checks its ``max_size`` over all of them with it). Changes nothing."""
+        with self._lock:
+            _, new, _ = self._index.dense_one(x, True)
+            dim = self._index.size + len(new)
+            n_classes = self._stats.n_classes + (as_label(y) not in self._stats.slot)
+            return self._stats.nbytes_for(dim, n_classes) + solver_nbytes(dim - self._first)
 
     @property
     def features(self) -> tuple:
