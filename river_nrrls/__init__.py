@@ -18,6 +18,7 @@ _ESTIMATORS = {
     "NRRLS": ".nrrls",
     "PolynomialExtender": ".poly",
     "PolynomialOrderSelector": ".model_selection",
+    "TreePathFeatures": ".tree_paths",
     "OCSCA": ".ocsca",
     "RLSRegressor": ".rls",
     "ARRLS": ".baselines",
@@ -34,6 +35,7 @@ __all__ = [
     "NRRLS",
     "PolynomialExtender",
     "PolynomialOrderSelector",
+    "TreePathFeatures",
     "OCSCA",
     "RLSRegressor",
     "ARRLS",
@@ -63,6 +65,7 @@ if typing.TYPE_CHECKING:  # pragma: no cover - static analysers see the eager im
     from .ocsca import OCSCA
     from .poly import PolynomialExtender
     from .rls import RLSRegressor
+    from .tree_paths import TreePathFeatures
 
 
 def __getattr__(name: str) -> typing.Any:
