@@ -100,17 +100,11 @@ class PolynomialModels:
     def predict(self, x: dict, position: int, labels: bool, paths: typing.Callable) -> typing.Any:
         """Order ``orders[position]``'s class (``labels``) or probabilities for ``x``, as its
         pipeline ``PolynomialExtender(r) | NRRLS`` gives them."""
-        nested, order = self.nested, self.orders[position]
-        solution = nested.solve()
-        # order r's own expansion over the shared columns: the higher orders' columns are
-        # absent (zero), and order r's weights are zero there
-        vector = nested.vector(nested.expand(x, order).values)
-        if not solution.labels:
+        nested = self.nested
+        classes, outputs = nested.order_outputs(x, self.orders[position])
+        if outputs is None:
             return None if labels else {}
-        outputs = nested.outputs(solution, vector, order)
-        if labels:
-            return label_of(solution.labels, outputs)
-        return nested.probabilities(solution.labels, outputs)
+        return label_of(classes, outputs) if labels else nested.probabilities(classes, outputs)
 
     def pipeline(self, position: int, tree: typing.Any) -> compose.Pipeline:
         return self.nested.pipeline(self.orders[position])

@@ -472,18 +472,7 @@ class PolynomialOrderSelector(base.Classifier):
         """The best candidate's classes and outputs for ``x`` (shared statistics)."""
         order, forgetting = self._split(self._best)
         nested = self._nested[forgetting]
-        solution = nested.solve()
-        # The highest order's expansion (the one learn_one will need: expanded once), whose
-        # leading columns are the best order's; if it overflows, the best order's own (a
-        # value too large for a higher order is fine for a lower one).
-        try:
-            expanded = nested.expand(x).values
-        except ValueError:
-            expanded = nested.expand(x, order).values
-        vector = nested.vector(expanded)
-        if not solution.labels:
-            return nested, solution.labels, None
-        return nested, solution.labels, nested.outputs(solution, vector, order)
+        return (nested, *nested.order_outputs(x, order))
 
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:  # type: ignore[override]  # (river's **kwargs: unused here, a misspelt keyword raises)
         """The probabilities of the best order so far: what its pipeline (`best_model`) would
