@@ -137,7 +137,7 @@ class AutoNRRLS(base.MiniBatchClassifier):
     >>> hyperplane = synth.Hyperplane(seed=1, n_features=4, n_drift_features=4, mag_change=0.01)
     >>> model = AutoNRRLS()
     >>> evaluate.progressive_val_score(hyperplane.take(3000), model, metrics.GeometricMean())
-    GeometricMean: 91.06%
+    GeometricMean: 91.26%
     >>> model.best_candidate
     Candidate(features='poly3', forgetting=0.99)
     >>> [tuple(row.candidate) for row in model.table if row.solving]
@@ -150,26 +150,26 @@ class AutoNRRLS(base.MiniBatchClassifier):
     >>> agrawal = [(scale_agrawal(x), y) for x, y in agrawal.take(4000)]
     >>> model = AutoNRRLS()
     >>> evaluate.progressive_val_score(agrawal, model, metrics.GeometricMean())
-    GeometricMean: 74.04%
+    GeometricMean: 74.06%
     >>> model.best_candidate
-    Candidate(features='tree', forgetting=1.0)
+    Candidate(features='tree', forgetting=0.99)
 
     Every candidate's score over the window, its state and its prediction of a sample:
 
     >>> print(model.debug_one(agrawal[0][0]))
     candidate                prediction    score  state
-    raw, l=1                          0   0.5661  solving
-    raw, l=0.999                      0   0.5694  solving
-    raw, l=0.99                       0   0.5540  solving
-    poly2, l=1                        1   0.7599  solving
-    poly2, l=0.999                    1   0.7580  solving
-    poly2, l=0.99                     1   0.7561  solving
-    poly3, l=1                        1   0.7650  solving
-    poly3, l=0.999                    1   0.7672  solving
-    poly3, l=0.99                     1   0.7438  solving
-    tree, l=1                         0   0.8387  solving *
-    tree, l=0.999                     0   0.8387  solving
-    tree, l=0.99                      0   0.8387  solving
+    raw, l=1                          0   0.5638  lazy
+    raw, l=0.999                      0   0.5712  lazy
+    raw, l=0.99                       0   0.5657  lazy
+    poly2, l=1                        1   0.7615  lazy
+    poly2, l=0.999                    1   0.7569  lazy
+    poly2, l=0.99                     1   0.7569  lazy
+    poly3, l=1                        1   0.7650  lazy
+    poly3, l=0.999                    1   0.7672  lazy
+    poly3, l=0.99                     1   0.7560  lazy
+    tree, l=1                         0   0.8387  solving
+    tree, l=0.999                     0   0.8418  lazy
+    tree, l=0.99                      0   0.8460  solving *
 
     """
 
@@ -180,9 +180,9 @@ class AutoNRRLS(base.MiniBatchClassifier):
         tree_paths: bool = True,
         metric: metrics.base.ClassificationMetric | None = None,
         window: int | None = 500,
-        lazy_after: int | None = 500,
+        lazy_after: int | None = 200,
         lazy_block: int = 50,
-        lazy_margin: float = 0.02,
+        lazy_margin: float = 0.0,
         max_size: float | None = None,
     ):
         self.orders = orders
@@ -351,7 +351,7 @@ class AutoNRRLS(base.MiniBatchClassifier):
             # range is the first model's (the highest order, the least forgetting; the
             # tree-path models read the raw features, bounded one-hots and probabilities)
             self._models[0].check_learnable(sample, label, weight)
-            if self.max_size is not None:
+            if self._budget.max_size is not None:
                 self._check_size(sample, label)
         requires_labels = self._metric.requires_labels
         scorers, predictions = [], []
