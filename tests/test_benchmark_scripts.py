@@ -22,6 +22,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("selector.py", "order-3 pipeline"),
         ("accuracy.py", "stale factor"),
         ("auto_cost.py", "AutoNRRLS()"),
+        ("auto.py", "TreePathFeatures() | NRRLS()"),
     ],
 )
 def test_quick_mode_runs_and_prints_a_table(script, model):
