@@ -18,6 +18,7 @@ from ._memory import SizeBudget
 from ._race import BlockClock, check_orders, check_positive, leader, score_values, update_score
 from ._threads import one_blas_thread
 from .nrrls import NRRLS
+from .poly import PolynomialExtender
 from .tree_paths import TreePathFeatures
 
 __all__ = ["AutoNRRLS", "Candidate"]
@@ -33,6 +34,25 @@ def _check_grid(grid: typing.Any) -> tuple[float, ...]:
     if len(set(factors)) != len(factors):
         raise ValueError(f"forgetting_grid must hold distinct factors, got {grid!r}")
     return tuple(sorted(factors, reverse=True))
+
+
+#: ``orders=None``: the highest order is the largest (up to `MAX_DEFAULT_ORDER`) whose reduced
+#: polynomial expansion of the first sample has at most this many columns (with the constant)
+DEFAULT_ORDERS_WIDTH = 50
+MAX_DEFAULT_ORDER = 6
+
+
+def default_orders(n_features: int) -> tuple[int, ...]:
+    """The orders of ``orders=None`` for ``n_features`` inputs: 1, ..., R with R the highest
+    order up to 6 whose expansion (Toh's reduced model, `PolynomialExtender`) has at most
+    `DEFAULT_ORDERS_WIDTH` columns, and at least 2: 6 at 2 or 3 inputs, 3 at 8, 2 from 10 on."""
+    names = {f"x{j}": 1.0 for j in range(max(n_features, 1))}
+    layout = PolynomialExtender(degree=MAX_DEFAULT_ORDER).expand_with_layout(names).orders
+    highest = 2
+    for order in range(3, MAX_DEFAULT_ORDER + 1):
+        if 1 + sum(o <= order for o in layout) <= DEFAULT_ORDERS_WIDTH:
+            highest = order
+    return tuple(range(1, highest + 1))
 
 
 class CandidateRow(typing.NamedTuple):
@@ -87,7 +107,11 @@ class AutoNRRLS(base.MiniBatchClassifier):
     Parameters
     ----------
     orders
-        The polynomial orders, distinct positive ints (order 1: the raw features).
+        The polynomial orders, distinct positive ints (order 1: the raw features), or None
+        (default): chosen at the first sample learnt, from its number of features l, so that
+        the highest order's expansion stays narrow: 1, ..., R with R the highest order up to
+        6 of at most 50 columns, and at least 2 (R = 6 for l <= 3, 3 for l = 8 or 9, 2 from
+        l = 10 on: `default_orders`).
     forgetting_grid
         The forgetting factors in (0, 1], raced with every feature map.
     tree_paths
@@ -131,17 +155,17 @@ class AutoNRRLS(base.MiniBatchClassifier):
     >>> model.best_candidate
     Candidate(features='poly3', forgetting=0.999)
 
-    A drifting stream (river's rotating hyperplane), where forgetting wins; the candidates
-    far behind have turned lazy:
+    A drifting stream (river's rotating hyperplane; 4 inputs: orders up to 5), where forgetting
+    wins; the candidates behind have turned lazy:
 
     >>> hyperplane = synth.Hyperplane(seed=1, n_features=4, n_drift_features=4, mag_change=0.01)
     >>> model = AutoNRRLS()
     >>> evaluate.progressive_val_score(hyperplane.take(3000), model, metrics.GeometricMean())
-    GeometricMean: 91.26%
+    GeometricMean: 91.23%
     >>> model.best_candidate
-    Candidate(features='poly3', forgetting=0.99)
+    Candidate(features='poly5', forgetting=0.99)
     >>> [tuple(row.candidate) for row in model.table if row.solving]
-    [('raw', 0.99), ('poly2', 0.99), ('poly3', 0.99)]
+    [('raw', 0.99), ('poly2', 0.99), ('poly3', 0.99), ('poly4', 0.99), ('poly5', 0.99)]
 
     A rule-based concept (river's Agrawal: thresholds on age and salary; its features mapped
     to [0, 1]), where the tree-path features win:
@@ -175,7 +199,7 @@ class AutoNRRLS(base.MiniBatchClassifier):
 
     def __init__(
         self,
-        orders: tuple[int, ...] = (1, 2, 3),
+        orders: tuple[int, ...] | None = None,
         forgetting_grid: tuple[float, ...] = (1.0, 0.999, 0.99),
         tree_paths: bool = True,
         metric: metrics.base.ClassificationMetric | None = None,
@@ -194,7 +218,7 @@ class AutoNRRLS(base.MiniBatchClassifier):
         self.lazy_block = lazy_block
         self.lazy_margin = lazy_margin
         self.max_size = max_size
-        self._orders = check_orders(orders)
+        self._orders = None if orders is None else check_orders(orders)
         self._grid = _check_grid(forgetting_grid)
         if not isinstance(tree_paths, (bool, np.bool_)):
             raise ValueError(f"tree_paths must be a bool, got {tree_paths!r}")
@@ -209,11 +233,31 @@ class AutoNRRLS(base.MiniBatchClassifier):
         self._init_state()
 
     def _init_state(self) -> None:
+        if self._orders is not None:
+            self._build(self._orders)
+            return
+        # orders=None: the models are built at the first sample learnt (`default_orders`)
+        self._models: list = []
+        self._tree: TreePathFeatures | None = None
+        self._candidates: list[Candidate] = []
+        self._slots: list[tuple[int, int]] = []
+        self.scores: dict = {}
+        self._recent: dict = {}
+        self._best: Candidate | None = None
+        self._last: dict = {}
+        self._last_paths: tuple | None = None
+        self._solving: list[bool] = []
+        self._trailing: list[int] = []
+        self._frozen: list = []
+        self._clocks: list[BlockClock] = []
+
+    def _build(self, orders: tuple[int, ...]) -> None:
+        """The models and the race of the polynomial ``orders`` (and the tree)."""
         template = NRRLS()
         # The models, in their learning order: the polynomial ones first (the most demanding
         # range: the highest order's features include the raw ones), the least forgetting
         # first (forgetting only shrinks the statistics); then the tree-path ones.
-        self._models: list = [PolynomialModels(self._orders, f, template) for f in self._grid]
+        self._models = [PolynomialModels(orders, f, template) for f in self._grid]
         self._tree = TreePathFeatures() if self.tree_paths else None
         if self._tree is not None:
             self._models += [TreePathModel(f, template) for f in self._grid]
@@ -222,26 +266,24 @@ class AutoNRRLS(base.MiniBatchClassifier):
         for m, model in enumerate(self._models):
             for position, name in enumerate(model.names):
                 slots[Candidate(name, model.forgetting)] = (m, position)
-        maps = [feature_map(order) for order in self._orders] + ["tree"]
-        self._candidates: list[Candidate] = sorted(
-            slots, key=lambda c: (maps.index(c.features), -c.forgetting)
-        )
+        maps = [feature_map(order) for order in orders] + ["tree"]
+        self._candidates = sorted(slots, key=lambda c: (maps.index(c.features), -c.forgetting))
         self._slots = [slots[candidate] for candidate in self._candidates]
-        self.scores: dict = {key: self._metric.clone() for key in self._candidates}
-        self._recent: dict = {key: collections.deque() for key in self._candidates}
+        self.scores = {key: self._metric.clone() for key in self._candidates}
+        self._recent = {key: collections.deque() for key in self._candidates}
         self._best = self._candidates[0]
-        self._last: dict = {}  # every candidate's prediction of the last learnt sample
-        self._last_paths: tuple | None = None  # the last x's items and tree-path features
+        self._last = {}  # every candidate's prediction of the last learnt sample
+        self._last_paths = None  # the last x's items and tree-path features
         # lazy solving, per model: solving at every sample?, samples out of contention, the
         # frozen scorer of a lazy one and its block
         self._solving = [True] * len(self._models)
         self._trailing = [0] * len(self._models)
-        self._frozen: list = [None] * len(self._models)
+        self._frozen = [None] * len(self._models)
         self._clocks = [BlockClock(self._lazy_block) for _ in self._models]
 
     @classmethod
     def _unit_test_params(cls):
-        yield {"orders": (1, 2), "forgetting_grid": (1.0, 0.99), "window": 50, "lazy_after": 20}
+        yield {"forgetting_grid": (1.0, 0.99), "window": 50, "lazy_after": 20}
         yield {"orders": (1,), "forgetting_grid": (1.0,), "tree_paths": False, "lazy_block": 3}
 
     @property
@@ -251,8 +293,9 @@ class AutoNRRLS(base.MiniBatchClassifier):
     # -------------------------------------------------------------------- introspection
 
     @property
-    def best_candidate(self) -> Candidate:
-        """The candidate that currently makes the predictions."""
+    def best_candidate(self) -> Candidate | None:
+        """The candidate that currently makes the predictions (None: ``orders=None`` and
+        nothing learnt yet)."""
         return self._best
 
     @property
@@ -280,6 +323,8 @@ class AutoNRRLS(base.MiniBatchClassifier):
     def best_model(self) -> compose.Pipeline:
         """A new pipeline equal to the best candidate's (its statistics, and a copy of the
         tree): it predicts as the candidate does; learning with it changes nothing here."""
+        if self._best is None:
+            raise ValueError("no candidate before the first sample (orders=None)")
         m, position = self._slots[self._candidates.index(self._best)]
         return self._models[m].pipeline(position, self._tree)
 
@@ -345,6 +390,21 @@ class AutoNRRLS(base.MiniBatchClassifier):
     def _learn_one(self, x: dict, y: typing.Hashable, w: float) -> None:
         weight = check_real("w", w, low=0.0)
         label = check_label(y)
+        if self._models:
+            self._learn_built(x, label, weight)
+            return
+        if not isinstance(x, dict):
+            raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+        self._build(default_orders(len(x)))  # orders=None: from the first sample learnt
+        try:
+            self._learn_built(x, label, weight)
+        except BaseException:
+            self._init_state()  # a refused first sample leaves no models
+            raise
+        if weight == 0.0:
+            self._init_state()
+
+    def _learn_built(self, x: dict, label: typing.Hashable, weight: float) -> None:
         sample = self._prepare(x)
         if weight > 0.0:
             # What learning would refuse, refused before anything changes: the most demanding
@@ -385,8 +445,9 @@ class AutoNRRLS(base.MiniBatchClassifier):
                     self.scores[key], self._recent[key], self._window, label, y_pred, extra
                 )
         values = score_values([self.scores[key] for key in self._candidates])
-        self._best = leader(self._candidates, values, self._metric.bigger_is_better)
-        self._update_lazy(values)
+        best = leader(self._candidates, values, self._metric.bigger_is_better)
+        self._best = best
+        self._update_lazy(values, self._candidates.index(best))
 
     def _learn_tree(self, x: dict, y: typing.Hashable, weight: float) -> None:
         """The tree learns as a pipeline's supervised step would (``w`` if it takes one)."""
@@ -404,10 +465,10 @@ class AutoNRRLS(base.MiniBatchClassifier):
         width = max(len(model.model.features) for model in self._models)
         self._budget.check(needed, type(self).__name__, width, len(stats.slot | {y: 0}))
 
-    def _update_lazy(self, values: list[float]) -> None:
+    def _update_lazy(self, values: list[float], best: int) -> None:
         """Lazy solving's bookkeeping (see the class docstring), after the leader is known."""
         sign = 1.0 if self._metric.bigger_is_better else -1.0
-        lead = sign * values[self._candidates.index(self._best)]
+        lead = sign * values[best]
         best_of = [-np.inf] * len(self._models)
         for (m, _), value in zip(self._slots, values):
             best_of[m] = max(best_of[m], sign * value)
@@ -447,6 +508,10 @@ class AutoNRRLS(base.MiniBatchClassifier):
     # ------------------------------------------------------------------------ inference
 
     def _predict(self, x: dict, labels: bool) -> typing.Any:
+        if self._best is None:  # (orders=None, nothing learnt)
+            if not isinstance(x, dict):
+                raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+            return None if labels else {}
         m, position = self._slots[self._candidates.index(self._best)]
         with one_blas_thread():
             return self._models[m].predict(x, position, labels, self._paths)

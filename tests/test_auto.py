@@ -69,6 +69,14 @@ def _check_every_sample(model, rows, labels, weights=None):
     """Run ``model`` and every candidate's pipeline side by side; compare after every
     sample. Returns the number of (sample, candidate) pairs scored lazily."""
     pipelines = {key: _pipeline(key) for key in model.candidates}
+    if not pipelines:  # orders=None: the candidates come with the first sample
+        x, y = rows[0], labels[0]
+        model.learn_one(x, y)
+        pipelines = {key: _pipeline(key) for key in model.candidates}
+        for pipeline in pipelines.values():
+            pipeline.learn_one(x, y)
+        rows, labels = rows[1:], labels[1:]
+        weights = None if weights is None else weights[1:]
     frozen: dict = {}  # candidate -> (pipeline copy of its block start, samples left)
     lazy_block = model.lazy_block
     n_lazy = 0
@@ -273,6 +281,29 @@ def test_deterministic():
         probe = [model.predict_proba_one(x) for x in rows[:50]]
         runs.append((model.table, model.last_predictions, probe))
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize(
+    ("n_features", "orders"),
+    [(2, (1, 2, 3, 4, 5, 6)), (4, (1, 2, 3, 4, 5)), (8, (1, 2, 3)), (10, (1, 2)), (36, (1, 2))],
+)
+def test_default_orders_follow_the_width_of_the_first_sample(n_features, orders):
+    model = AutoNRRLS(tree_paths=False)
+    assert model.candidates == [] and model.best_candidate is None
+    assert model.predict_one({"a": 1.0}) is None and model.predict_proba_one({"a": 1.0}) == {}
+    x = {f"f{j}": 0.5 for j in range(n_features)}
+    _refused(model, lambda: model.learn_one({**x, "f0": "text"}, True), TypeError)
+    model.learn_one(x, True, w=0.0)  # changes nothing
+    assert model.candidates == []
+    model.learn_one(x, True)
+    names = ["raw"] + [f"poly{r}" for r in orders[1:]]
+    assert [c.features for c in model.candidates[::3]] == names
+    assert model.best_candidate == model.candidates[0]
+
+
+def test_default_model_is_its_candidates():
+    rows, labels = _stream(n_samples=150)
+    _check_every_sample(AutoNRRLS(window=50, lazy_after=20, lazy_block=5), rows, labels)
 
 
 def test_ties_go_to_the_simplest_candidate():
