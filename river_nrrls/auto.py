@@ -95,12 +95,14 @@ class AutoNRRLS(base.MiniBatchClassifier):
 
     **Lazy solving** keeps the cost on the contenders. A candidate's *model* (the orders of
     one factor, which one solve serves, or the tree-path NR-RLS of one factor) is out of
-    contention at a sample when all of its candidates score more than ``lazy_margin`` below
-    the leader. After ``lazy_after`` consecutive samples out of contention it stops solving
-    at every sample: its statistics still learn every sample (cheaply, O(d^2)), but it is
-    scored block-prequentially, with the weights solved at the start of each block of
-    ``lazy_block`` samples (the order selector's ``block``). As soon as one of its candidates
-    comes back within ``lazy_margin`` of the leader (or leads) it is reconsidered: solved
+    contention at a sample when it does not hold the leader and none of its candidates
+    scores less than ``lazy_margin`` below the leader (with the default 0: every model but
+    the leader's, a tie included). After ``lazy_after`` consecutive samples out of contention
+    it stops solving at every sample: its statistics still learn every sample (cheaply,
+    O(d^2)), but it is scored block-prequentially, with the weights solved at the start of
+    each block of ``lazy_block`` samples (the order selector's ``block``; a lazy tree-path
+    candidate reads the present tree's features). As soon as it is in contention again (one
+    of its candidates leads, or comes within ``lazy_margin``) it is reconsidered: solved
     again, exactly from its statistics, at every sample. `table` says which are solving.
     ``lazy_after=None`` solves every model at every sample.
 
@@ -127,7 +129,8 @@ class AutoNRRLS(base.MiniBatchClassifier):
     lazy_block
         The block of a lazy model's block-prequential scoring, in samples.
     lazy_margin
-        How far below the leader's score a candidate is still in contention (>= 0).
+        How far below the leader's score a candidate keeps its model in contention (>= 0;
+        0: only the leader's model).
     max_size
         Memory budget in MiB of every candidate's statistics together (None: the machine's
         memory, model by model); a sample that would take them beyond it is refused.
@@ -161,7 +164,7 @@ class AutoNRRLS(base.MiniBatchClassifier):
     >>> hyperplane = synth.Hyperplane(seed=1, n_features=4, n_drift_features=4, mag_change=0.01)
     >>> model = AutoNRRLS()
     >>> evaluate.progressive_val_score(hyperplane.take(3000), model, metrics.GeometricMean())
-    GeometricMean: 91.23%
+    GeometricMean: 91.13%
     >>> model.best_candidate
     Candidate(features='poly5', forgetting=0.99)
     >>> [tuple(row.candidate) for row in model.table if row.solving]
@@ -174,7 +177,7 @@ class AutoNRRLS(base.MiniBatchClassifier):
     >>> agrawal = [(scale_agrawal(x), y) for x, y in agrawal.take(4000)]
     >>> model = AutoNRRLS()
     >>> evaluate.progressive_val_score(agrawal, model, metrics.GeometricMean())
-    GeometricMean: 74.06%
+    GeometricMean: 73.96%
     >>> model.best_candidate
     Candidate(features='tree', forgetting=0.99)
 
@@ -182,18 +185,18 @@ class AutoNRRLS(base.MiniBatchClassifier):
 
     >>> print(model.debug_one(agrawal[0][0]))
     candidate                prediction    score  state
-    raw, l=1                          0   0.5638  lazy
-    raw, l=0.999                      0   0.5712  lazy
-    raw, l=0.99                       0   0.5657  lazy
-    poly2, l=1                        1   0.7615  lazy
-    poly2, l=0.999                    1   0.7569  lazy
-    poly2, l=0.99                     1   0.7569  lazy
+    raw, l=1                          0   0.5661  lazy
+    raw, l=0.999                      0   0.5694  lazy
+    raw, l=0.99                       0   0.5588  lazy
+    poly2, l=1                        1   0.7599  lazy
+    poly2, l=0.999                    1   0.7554  lazy
+    poly2, l=0.99                     1   0.7644  lazy
     poly3, l=1                        1   0.7650  lazy
     poly3, l=0.999                    1   0.7672  lazy
-    poly3, l=0.99                     1   0.7560  lazy
-    tree, l=1                         0   0.8387  solving
-    tree, l=0.999                     0   0.8418  lazy
-    tree, l=0.99                      0   0.8460  solving *
+    poly3, l=0.99                     1   0.7496  lazy
+    tree, l=1                         0   0.8130  lazy
+    tree, l=0.999                     0   0.8187  solving
+    tree, l=0.99                      0   0.8252  solving *
 
     """
 
@@ -472,8 +475,9 @@ class AutoNRRLS(base.MiniBatchClassifier):
         best_of = [-np.inf] * len(self._models)
         for (m, _), value in zip(self._slots, values):
             best_of[m] = max(best_of[m], sign * value)
+        leading = self._slots[best][0]
         for m, value in enumerate(best_of):
-            if value >= lead - self._margin:  # in contention: (again) solved at every sample
+            if m == leading or value > lead - self._margin:  # in contention: solved every sample
                 self._trailing[m] = 0
                 if not self._solving[m]:
                     self._solving[m], self._frozen[m] = True, None

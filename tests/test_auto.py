@@ -80,6 +80,8 @@ def _check_every_sample(model, rows, labels, weights=None):
     frozen: dict = {}  # candidate -> (pipeline copy of its block start, samples left)
     lazy_block = model.lazy_block
     n_lazy = 0
+    seen: set = set()
+    grew = True  # (the features of the last learnt sample gave the statistics new columns)
     for i, (x, y) in enumerate(zip(rows, labels)):
         w = 1.0 if weights is None else weights[i]
         solving = {row.candidate: row.solving for row in model.table}
@@ -93,6 +95,8 @@ def _check_every_sample(model, rows, labels, weights=None):
                 block = frozen.get(key)
                 if block is None or block[1] == 0:  # the weights of the block's start
                     block = (copy.deepcopy(pipeline["NRRLS"]), lazy_block)
+                elif grew and key.features != "tree":  # new columns: solved again, the
+                    block = (copy.deepcopy(pipeline["NRRLS"]), block[1])  # same block
                 frozen[key] = (block[0], block[1] - 1)
                 # (on the present features: a tree-path candidate reads the present tree's)
                 features = compose.Pipeline(*list(pipeline.steps.values())[:-1]).transform_one(x)
@@ -107,6 +111,8 @@ def _check_every_sample(model, rows, labels, weights=None):
                 pipeline.learn_one(x, y, w=w)
         if w > 0:
             assert model.last_predictions == expected, i
+            keys = {k for k, v in x.items() if v is not None}
+            grew, seen = bool(keys - seen), seen | keys
     return n_lazy
 
 
