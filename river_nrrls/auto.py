@@ -198,6 +198,18 @@ class AutoNRRLS(base.MiniBatchClassifier):
     tree, l=0.999                     0   0.8187  solving
     tree, l=0.99                      0   0.8252  solving *
 
+    References
+    ----------
+    [^1]: Jang, S.-I. (2023). Deterministic online classification: non-iteratively reweighted
+        recursive least-squares for binary class rebalancing. arXiv preprint arXiv:2301.09230.
+        [doi:10.48550/arXiv.2301.09230](https://doi.org/10.48550/arXiv.2301.09230)
+    [^2]: Toh, K.-A., Tran, Q.-L. and Srinivasan, D. (2004). Benchmarking a reduced multivariate
+        polynomial pattern classifier. IEEE Transactions on Pattern Analysis and Machine
+        Intelligence, 26(6), 740-755.
+    [^3]: Domingos, P. and Hulten, G. (2000). Mining high-speed data streams. In Proceedings of
+        the 6th ACM SIGKDD International Conference on Knowledge Discovery and Data Mining,
+        71-80.
+
     """
 
     def __init__(
