@@ -83,7 +83,9 @@ class AutoNRRLS(base.MiniBatchClassifier):
 
     Every candidate's statistics are exact and learn every sample, so a candidate's
     predictions are those of its independent pipeline (``PolynomialExtender(r) |
-    NRRLS(forgetting=l)``, or ``TreePathFeatures() | NRRLS(forgetting=l)``).
+    NRRLS(forgetting=l)``, or ``TreePathFeatures() | NRRLS(forgetting=l)``). Labels may be of
+    any hashable type; with the tree-path candidates they must be comparable with each other
+    (river's tree sorts its classes): labels of mixed types want ``tree_paths=False``.
 
     **The race** (the rules of `PolynomialOrderSelector`): before a sample is learnt
     every candidate predicts it, which updates its copy of ``metric`` (prequential scoring:
