@@ -19,6 +19,7 @@ _ESTIMATORS = {
     "PolynomialExtender": ".poly",
     "PolynomialOrderSelector": ".model_selection",
     "TreePathFeatures": ".tree_paths",
+    "AutoNRRLS": ".auto",
     "OCSCA": ".ocsca",
     "RLSRegressor": ".rls",
     "ARRLS": ".baselines",
@@ -32,6 +33,7 @@ _ESTIMATORS = {
 _SUBMODULES = {"baselines", "dask", "datasets", "metrics", "model_selection"}
 
 __all__ = [
+    "AutoNRRLS",
     "NRRLS",
     "PolynomialExtender",
     "PolynomialOrderSelector",
@@ -52,6 +54,7 @@ __all__ = [
 if typing.TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
     from . import datasets, metrics
     from ._merging import merge
+    from .auto import AutoNRRLS
     from .baselines import (
         ARRLS,
         IRRLS,

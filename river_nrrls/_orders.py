@@ -315,6 +315,33 @@ class NestedOrders:
         """NRRLS.predict_proba_one's probabilities for outputs of one order (`softmax`)."""
         return dict(zip(labels, softmax(outputs[None, :], float(self.model.eta))[0].tolist()))
 
+    def order_outputs(self, x: dict, order: int) -> tuple[tuple, np.ndarray | None]:
+        """Order ``order``'s classes and outputs for ``x`` from the present statistics (None
+        before any class)."""
+        solution = self.solve()
+        # The highest order's expansion (the one learning will need: expanded once), whose
+        # leading columns are the order's; if it overflows, the order's own (a value too large
+        # for a higher order is fine for a lower one).
+        try:
+            expanded = self.expand(x).values
+        except ValueError:
+            expanded = self.expand(x, order).values
+        vector = self.vector(expanded)
+        if not solution.labels:
+            return solution.labels, None
+        return solution.labels, self.outputs(solution, vector, order)
+
+    def predictions(self, solution: NestedSolution, expanded: dict, labels: bool) -> list:
+        """Every order's prediction of an expanded sample from ``solution``: its class
+        (``labels``) or its probabilities (before any class: None, or {})."""
+        if not solution.labels:
+            empty: dict | None = None if labels else {}
+            return [empty] * len(self.orders)
+        outputs = self.outputs(solution, self.vector(expanded))
+        if labels:
+            return labels_of(solution.labels, outputs)
+        return [self.probabilities(solution.labels, row) for row in outputs]
+
     # -------------------------------------------------------------------- materialising
 
     def pipeline(self, order: int) -> compose.Pipeline:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import copy
-import numbers
 import typing
 
 import numpy as np
@@ -14,76 +13,12 @@ from river import base, compose, metrics
 
 from ._checks import check_label, check_real
 from ._orders import NestedOrders, NestedSolution, label_of, labels_of, shares_statistics
+from ._race import BlockClock, check_orders, check_positive, leader, score_values, update_score
 from ._rows import batch_samples, frame_samples, label_series, probability_frame, row_error
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
 
 __all__ = ["PolynomialOrderSelector"]
-
-
-def _check_orders(orders: typing.Any) -> tuple[int, ...]:
-    if not isinstance(orders, (tuple, list)) or not orders:
-        raise ValueError(f"orders must be a non-empty tuple of positive ints, got {orders!r}")
-    for order in orders:
-        if isinstance(order, (bool, np.bool_)) or not isinstance(order, numbers.Integral):
-            raise ValueError(f"orders must hold positive ints, got {order!r}")
-        if order < 1:
-            raise ValueError(f"orders must hold positive ints, got {order!r}")
-    if len(set(orders)) != len(orders):
-        raise ValueError(f"orders must be distinct, got {orders!r}")
-    return tuple(sorted(int(order) for order in orders))
-
-
-def _recalls(metric: metrics.GeometricMean) -> list[float]:
-    """Every class's recall as ``GeometricMean.get`` computes it (0 for an empty row): the
-    classes of ``cm.classes`` (the labels of a non-zero row or column sum), in its order,
-    read from the confusion matrix's dicts directly."""
-    cm = metric.cm
-    rows, data = cm.sum_row, cm.data
-    classes = {c for c, n in rows.items() if n} | {c for c, n in cm.sum_col.items() if n}
-    recalls = []
-    for label in classes:
-        hits, total = data[label][label], rows[label]  # (read as river reads them)
-        recalls.append(hits / total if total != 0 else 0.0)  # x / 0: no recall
-    return recalls
-
-
-def _score_values(scores: list) -> list[float]:
-    """``metric.get()`` of every metric; for river's GeometricMean the same numbers without
-    its scipy call.
-
-    ``GeometricMean.get`` is ``scipy.stats.gmean`` of the class recalls, that is
-    ``exp(mean(log(recalls)))`` with numpy, behind about 0.3 ms of argument handling: six times
-    a sample it cost more than every order's model. This computes the recalls as it does and
-    the same numpy expression, one row per metric when they have the same number of classes
-    (``tests/test_order_selector.py`` checks the numbers are equal to the bit).
-
-    """
-    if not all(type(metric) is metrics.GeometricMean for metric in scores):
-        return [metric.get() for metric in scores]
-    rows = [_recalls(metric) for metric in scores]
-    widths = {len(row) for row in rows}
-    if len(widths) != 1 or 0 in widths:
-        return [_geometric_mean(np.array(row, float)) for row in rows]
-    if all(recall > 0.0 for row in rows for recall in row):  # no log(0): nothing to silence
-        return _geometric_means(rows, widths)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _geometric_means(rows, widths)
-
-
-def _geometric_means(rows: list, widths: set) -> list[float]:
-    """exp(mean(log(recalls))) of every row (rows of one width), as scipy's gmean."""
-    logs = np.log(np.array(rows, float))
-    if widths == {2}:  # two classes: numpy's mean of two is (a + b) / 2, the same float
-        return np.exp([(first + second) / 2 for first, second in logs.tolist()]).tolist()
-    return np.exp(np.mean(logs, axis=1)).tolist()
-
-
-def _geometric_mean(recalls: np.ndarray) -> float:
-    if not len(recalls):
-        return 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.exp(np.mean(np.log(recalls))))
 
 
 class _SharedRace(typing.NamedTuple):
@@ -93,14 +28,8 @@ class _SharedRace(typing.NamedTuple):
     learning_order: tuple  # the forgetting factors' models, the least forgetting first
 
 
-def _check_positive(name: str, value: typing.Any) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return int(value)
-
-
 def _check_block(block: typing.Any) -> int:
-    return _check_positive("block", block)
+    return check_positive("block", block)
 
 
 def _check_grid(grid: typing.Any, classifier: base.Classifier) -> tuple[float, ...] | None:
@@ -290,7 +219,7 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         self.block = block
         self.forgetting_grid = forgetting_grid
         self.window = window
-        self._orders = _check_orders(orders)
+        self._orders = check_orders(orders)
         self._block = _check_block(block)
         self._extender = PolynomialExtender() if extender is None else extender
         self._classifier = NRRLS() if classifier is None else classifier
@@ -306,7 +235,7 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         if not self._metric.works_with(self._classifier):
             raise ValueError(f"{metric!r} cannot evaluate {type(self._classifier).__name__}")
         self._forgettings = _check_grid(forgetting_grid, self._classifier)
-        self._window = None if window is None else _check_positive("window", window)
+        self._window = None if window is None else check_positive("window", window)
         self._init_state()
 
     def _init_state(self) -> None:
@@ -341,7 +270,7 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         # weights of every order) taken at the start of the current block, and the number of
         # samples learnt since then.
         self._scorers: dict | None = None
-        self._block_position = 0
+        self._block_clock = BlockClock(self._block)
         self._shared_race: _SharedRace | None = None  # see `_race`
 
     def __getstate__(self) -> dict:
@@ -450,25 +379,14 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         for key, y_pred in zip(self._candidates, predictions):
             if y_pred is not None and y_pred != {}:
                 self._update_score(key, y, y_pred, extra)
-        # The highest score (lowest if smaller is better); strict comparison, so ties keep the
-        # first candidate. One get() each: river's GeometricMean.get() is not cheap.
-        sign = 1.0 if self._metric.bigger_is_better else -1.0
+        # The highest score (lowest if smaller is better), ties to the first candidate. One
+        # get() each: river's GeometricMean.get() is not cheap.
         candidates = self._candidates
-        values = _score_values([self.scores[key] for key in candidates])
-        best, best_value = candidates[0], sign * values[0]
-        for key, value in zip(candidates[1:], values[1:]):
-            if sign * value > best_value:
-                best, best_value = key, sign * value
-        self._best = best
+        values = score_values([self.scores[key] for key in candidates])
+        self._best = leader(candidates, values, self._metric.bigger_is_better)
 
     def _update_score(self, key, y, y_pred, extra: dict) -> None:
-        score = self.scores[key]
-        if self._window is not None:
-            recent = self._recent[key]
-            if len(recent) == self._window:
-                score.revert(*recent.popleft())  # the sample that leaves the window
-            recent.append((y, y_pred, *extra.values()))
-        score.update(y, y_pred, **extra)
+        update_score(self.scores[key], self._recent[key], self._window, y, y_pred, extra)
 
     def _score_pipelines(self, x: dict, y: typing.Hashable, weight: float) -> list | None:
         """Independent pipelines: every candidate predicts, then (w > 0) learns."""
@@ -477,7 +395,7 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         if self._block > 1:
             # A new block starts from frozen copies of the pipelines as they are now.
             frozen = self._scorers
-            if self._block_position == 0 or frozen is None:
+            if self._block_clock.starts() or frozen is None:
                 frozen = {key: copy.deepcopy(model) for key, model in self._pipelines.items()}
             scorers = frozen
         # Predict with every candidate first: a bad x raises here, before any state changed.
@@ -505,14 +423,14 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
     def _advance_block(self, scorers) -> None:
         if self._block > 1:
             self._scorers = scorers
-            self._block_position = (self._block_position + 1) % self._block
+            self._block_clock.advance()
 
     def _score_shared(self, x: dict, y: typing.Hashable, weight: float) -> list | None:
         """Shared statistics: every order of every forgetting factor predicts from one
         solution of its statistics, then (w > 0) the highest order learns."""
         nested_models = self._nested
         solutions = self._scorers
-        if self._block == 1 or self._block_position == 0 or solutions is None:
+        if self._block == 1 or self._block_clock.starts() or solutions is None:
             solutions = {forgetting: nested.solve() for forgetting, nested in nested_models.items()}
         # One expansion for all: a bad x raises here, before any state changed.
         some = next(iter(nested_models.values()))
@@ -546,13 +464,7 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
 
     def _predict_orders(self, nested: NestedOrders, solution: NestedSolution, expanded: dict):
         """Every order's prediction (label, or probabilities) from one solution."""
-        if not solution.labels:
-            empty: dict | None = None if self._metric.requires_labels else {}
-            return [empty] * len(self._orders)
-        outputs = nested.outputs(solution, nested.vector(expanded))
-        if self._metric.requires_labels:
-            return labels_of(solution.labels, outputs)
-        return [nested.probabilities(solution.labels, row) for row in outputs]
+        return nested.predictions(solution, expanded, self._metric.requires_labels)
 
     # --------------------------------------------------------------------------- inference
 
@@ -560,18 +472,7 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         """The best candidate's classes and outputs for ``x`` (shared statistics)."""
         order, forgetting = self._split(self._best)
         nested = self._nested[forgetting]
-        solution = nested.solve()
-        # The highest order's expansion (the one learn_one will need: expanded once), whose
-        # leading columns are the best order's; if it overflows, the best order's own (a
-        # value too large for a higher order is fine for a lower one).
-        try:
-            expanded = nested.expand(x).values
-        except ValueError:
-            expanded = nested.expand(x, order).values
-        vector = nested.vector(expanded)
-        if not solution.labels:
-            return nested, solution.labels, None
-        return nested, solution.labels, nested.outputs(solution, vector, order)
+        return (nested, *nested.order_outputs(x, order))
 
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:  # type: ignore[override]  # (river's **kwargs: unused here, a misspelt keyword raises)
         """The probabilities of the best order so far: what its pipeline (`best_model`) would

@@ -11,6 +11,7 @@ import pandas as pd
 from river import base
 
 from ._checks import (
+    as_label,
     check_bool,
     check_label,
     check_labels,
@@ -421,6 +422,31 @@ class NRRLS(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchClassifier)
             solver.stale_min_dim = own.stale_min_dim
             solver.class_stale_min_dim = own.class_stale_min_dim
         return solver
+
+    def check_learnable(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
+        """Raise what ``learn_one(x, y, w)`` would refuse (a bad value, statistics beyond
+        their range, ``max_size``), learning nothing (internal: a model made of several
+        checks its most demanding one before any of them learns or predicts)."""
+        weight = check_real("w", w, 0.0)
+        label = check_label(y)
+        with self._lock:
+            stats = self._stats
+            vector, new, _ = self._index.dense_one(x, True)
+            if weight == 0.0:
+                return
+            check_sample(stats, label, vector, weight, self.column_namer(new))
+            if new or label not in stats.slot:
+                self._check_size(len(new), label not in stats.slot)
+
+    def nbytes_after(self, x: dict, y: typing.Hashable) -> int:
+        """The bytes the statistics and the solver would take once ``x`` (validated) of
+        class ``y`` is learnt, with its new features and class (internal: a model made of
+        several checks its ``max_size`` over all of them with it). Changes nothing."""
+        with self._lock:
+            _, new, _ = self._index.dense_one(x, True)
+            dim = self._index.size + len(new)
+            n_classes = self._stats.n_classes + (as_label(y) not in self._stats.slot)
+            return self._stats.nbytes_for(dim, n_classes) + solver_nbytes(dim - self._first)
 
     @property
     def features(self) -> tuple:

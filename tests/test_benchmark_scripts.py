@@ -23,6 +23,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("selector.py", "order-3 pipeline"),
         ("selector_exactness.py", "order 6"),
         ("accuracy.py", "stale factor"),
+        ("auto_cost.py", "AutoNRRLS()"),
         ("auto.py", "TreePathFeatures() | NRRLS()"),
     ],
 )

@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 from river import linear_model, metrics
 
-from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, datasets
+from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, _systems, datasets
+from river_nrrls._race import score_values as _score_values
 from river_nrrls._stats import symmetrize_upper as symmetrize
-from river_nrrls.model_selection import _score_values
 
 RTOL = 1e-7  # outputs: |f - f_pipeline| <= RTOL * (1 + max |f_pipeline| over the classes)
 

@@ -1,0 +1,566 @@
+"""AutoNRRLS: the best of a set of exact NR-RLS candidates on the stream at hand, raced online."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import inspect
+import typing
+
+import numpy as np
+import pandas as pd
+from river import base, compose, metrics
+
+from ._candidates import Candidate, PolynomialModels, Sample, TreePathModel, feature_map
+from ._checks import check_label, check_labels, check_paired, check_real, sample_weights
+from ._frames import as_frame, as_series, native_frame, native_series
+from ._memory import SizeBudget
+from ._race import BlockClock, check_orders, check_positive, leader, score_values, update_score
+from ._threads import one_blas_thread
+from .nrrls import NRRLS
+from .poly import PolynomialExtender
+from .tree_paths import TreePathFeatures
+
+__all__ = ["AutoNRRLS", "Candidate"]
+
+_PLAIN = frozenset((float, int))  # value types whose equality means equal tree-path features
+
+
+def _check_grid(grid: typing.Any) -> tuple[float, ...]:
+    """The forgetting factors, in (0, 1], distinct, decreasing."""
+    if not isinstance(grid, (tuple, list)) or not grid:
+        raise ValueError(f"forgetting_grid must be a non-empty tuple of floats, got {grid!r}")
+    factors = [check_real("forgetting_grid", v, low=0.0, high=1.0, low_open=True) for v in grid]
+    if len(set(factors)) != len(factors):
+        raise ValueError(f"forgetting_grid must hold distinct factors, got {grid!r}")
+    return tuple(sorted(factors, reverse=True))
+
+
+#: ``orders=None``: the highest order is the largest (up to `MAX_DEFAULT_ORDER`) whose reduced
+#: polynomial expansion of the first sample has at most this many columns (with the constant)
+DEFAULT_ORDERS_WIDTH = 50
+MAX_DEFAULT_ORDER = 6
+
+
+def default_orders(n_features: int) -> tuple[int, ...]:
+    """The orders of ``orders=None`` for ``n_features`` inputs: 1, ..., R with R the highest
+    order up to 6 whose expansion (Toh's reduced model, `PolynomialExtender`) has at most
+    `DEFAULT_ORDERS_WIDTH` columns, and at least 2: 6 at 2 or 3 inputs, 3 at 8, 2 from 10 on."""
+    names = {f"x{j}": 1.0 for j in range(max(n_features, 1))}
+    layout = PolynomialExtender(degree=MAX_DEFAULT_ORDER).expand_with_layout(names).orders
+    highest = 2
+    for order in range(3, MAX_DEFAULT_ORDER + 1):
+        if 1 + sum(o <= order for o in layout) <= DEFAULT_ORDERS_WIDTH:
+            highest = order
+    return tuple(range(1, highest + 1))
+
+
+class CandidateRow(typing.NamedTuple):
+    """One row of `AutoNRRLS.table`."""
+
+    candidate: Candidate
+    score: float
+    solving: bool  # solved at every sample (False: lazy, scored block-prequentially)
+    leader: bool
+
+
+class AutoNRRLS(base.MiniBatchClassifier):
+    """The best of several exact NR-RLS models, chosen online: no parameter to tune.
+
+    Which model of the package wins depends on the stream: polynomial features on smooth
+    concepts, forgetting on drifting ones, features from a decision tree on rule-based
+    concepts (thresholds). `AutoNRRLS` runs them all as **candidates**, each a feature map
+    with a forgetting factor l, and predicts with the one that scored best on the recent
+    stream:
+
+    - ``"raw"``, ``"poly2"``, ``"poly3"``, ...: Toh's reduced polynomial expansion of order r
+      (`PolynomialExtender`; order 1 is the raw features) then ``NRRLS(forgetting=l)``. All the
+      orders of one factor share ONE set of statistics, the highest order's, and one solve
+      gives every order's weights (as in `PolynomialOrderSelector`).
+    - ``"tree"`` (``tree_paths=True``): `TreePathFeatures` (the raw features, a one-hot of the
+      nodes on the sample's root-to-leaf path in a Hoeffding tree grown alongside, and that
+      tree's probabilities) then ``NRRLS(forgetting=l)``; one tree for every factor.
+
+    Every candidate's statistics are exact and learn every sample, so a candidate's
+    predictions are those of its independent pipeline (``PolynomialExtender(r) |
+    NRRLS(forgetting=l)``, or ``TreePathFeatures() | NRRLS(forgetting=l)``). Labels may be of
+    any hashable type; with the tree-path candidates they must be comparable with each other
+    (river's tree sorts its classes): labels of mixed types want ``tree_paths=False``.
+
+    **The race** (the rules of `PolynomialOrderSelector`): before a sample is learnt
+    every candidate predicts it, which updates its copy of ``metric`` (prequential scoring:
+    no sample is scored by a model that has learnt it) over the last ``window`` scored samples,
+    so the race follows a drift. Predictions come from the best score (`best_candidate`);
+    ties go to the simplest candidate: the feature maps in the order raw, poly2, poly3, ...,
+    tree, and for one map the larger forgetting factor first (1.0: no forgetting). The first
+    candidate answers before anything has been scored.
+
+    **Lazy solving** keeps the cost on the contenders. A candidate's *model* (the orders of
+    one factor, which one solve serves, or the tree-path NR-RLS of one factor) is out of
+    contention at a sample when it does not hold the leader and none of its candidates
+    scores less than ``lazy_margin`` below the leader (with the default 0: every model but
+    the leader's, a tie included). After ``lazy_after`` consecutive samples out of contention
+    it stops solving at every sample: its statistics still learn every sample (cheaply,
+    O(d^2)), but it is scored block-prequentially, with the weights solved at the start of
+    each block of ``lazy_block`` samples (the order selector's ``block``; a lazy tree-path
+    candidate reads the present tree's features). As soon as it is in contention again (one
+    of its candidates leads, or comes within ``lazy_margin``) it is reconsidered: solved
+    again, exactly from its statistics, at every sample. `table` says which are solving.
+    ``lazy_after=None`` solves every model at every sample.
+
+    Parameters
+    ----------
+    orders
+        The polynomial orders, distinct positive ints (order 1: the raw features), or None
+        (default): chosen at the first sample learnt, from its number of features l, so that
+        the highest order's expansion stays narrow: 1, ..., R with R the highest order up to
+        6 of at most 50 columns, and at least 2 (R = 6 for l <= 3, 3 for l = 8 or 9, 2 from
+        l = 10 on: `default_orders`).
+    forgetting_grid
+        The forgetting factors in (0, 1], raced with every feature map.
+    tree_paths
+        Whether the tree-path candidates race too.
+    metric
+        The race's river classification metric (each candidate uses a clone); default
+        `river.metrics.GeometricMean`. One that needs probabilities is fed
+        ``predict_proba_one``.
+    window
+        The race scores the last ``window`` scored samples (a positive int), or all (None).
+    lazy_after
+        Samples out of contention before a model stops solving at every sample (None: never).
+    lazy_block
+        The block of a lazy model's block-prequential scoring, in samples.
+    lazy_margin
+        How far below the leader's score a candidate keeps its model in contention (>= 0;
+        0: only the leader's model).
+    max_size
+        Memory budget in MiB of every candidate's statistics together (None: the machine's
+        memory, model by model); a sample that would take them beyond it is refused.
+
+    Attributes
+    ----------
+    scores
+        ``{candidate: metric}``: every candidate's score over the window.
+
+    Examples
+    --------
+
+    >>> from river import evaluate, metrics, stream
+    >>> from river.datasets import synth
+    >>> from river_nrrls import AutoNRRLS, datasets
+    >>> from river_nrrls.datasets.synth import scale_agrawal
+
+    A small real set (Bupa's file groups the classes: shuffled once, deterministically), where
+    a polynomial order wins:
+
+    >>> bupa = list(stream.shuffle(datasets.Bupa(), buffer_size=345, seed=42))
+    >>> model = AutoNRRLS()
+    >>> evaluate.progressive_val_score(bupa, model, metrics.GeometricMean())
+    GeometricMean: 64.82%
+    >>> model.best_candidate
+    Candidate(features='poly3', forgetting=0.99)
+
+    A drifting stream (river's rotating hyperplane; 4 inputs: orders up to 5), where forgetting
+    wins; the candidates behind have turned lazy:
+
+    >>> hyperplane = synth.Hyperplane(seed=1, n_features=4, n_drift_features=4, mag_change=0.01)
+    >>> model = AutoNRRLS()
+    >>> evaluate.progressive_val_score(hyperplane.take(3000), model, metrics.GeometricMean())
+    GeometricMean: 91.13%
+    >>> model.best_candidate
+    Candidate(features='poly5', forgetting=0.99)
+    >>> [tuple(row.candidate) for row in model.table if row.solving]
+    [('raw', 0.99), ('poly2', 0.99), ('poly3', 0.99), ('poly4', 0.99), ('poly5', 0.99)]
+
+    A rule-based concept (river's Agrawal: thresholds on age and salary; its features mapped
+    to [0, 1]), where the tree-path features win:
+
+    >>> agrawal = synth.Agrawal(classification_function=2, seed=42)
+    >>> agrawal = [(scale_agrawal(x), y) for x, y in agrawal.take(4000)]
+    >>> model = AutoNRRLS()
+    >>> evaluate.progressive_val_score(agrawal, model, metrics.GeometricMean())
+    GeometricMean: 73.64%
+    >>> model.best_candidate
+    Candidate(features='tree', forgetting=0.99)
+
+    Every candidate's score over the window, its state and its prediction of a sample:
+
+    >>> print(model.debug_one(agrawal[0][0]))
+    candidate                prediction    score  state
+    raw, l=1                          0   0.5661  lazy
+    raw, l=0.999                      0   0.5707  lazy
+    raw, l=0.99                       0   0.5427  lazy
+    poly2, l=1                        1   0.7599  lazy
+    poly2, l=0.999                    1   0.7554  lazy
+    poly2, l=0.99                     1   0.7520  lazy
+    poly3, l=1                        1   0.7650  lazy
+    poly3, l=0.999                    1   0.7672  lazy
+    poly3, l=0.99                     1   0.7537  lazy
+    tree, l=1                         0   0.8130  lazy
+    tree, l=0.999                     0   0.8187  solving
+    tree, l=0.99                      0   0.8252  solving *
+
+    References
+    ----------
+    [^1]: Jang, S.-I. (2023). Deterministic online classification: non-iteratively reweighted
+        recursive least-squares for binary class rebalancing. arXiv preprint arXiv:2301.09230.
+        [doi:10.48550/arXiv.2301.09230](https://doi.org/10.48550/arXiv.2301.09230)
+    [^2]: Toh, K.-A., Tran, Q.-L. and Srinivasan, D. (2004). Benchmarking a reduced multivariate
+        polynomial pattern classifier. IEEE Transactions on Pattern Analysis and Machine
+        Intelligence, 26(6), 740-755.
+    [^3]: Domingos, P. and Hulten, G. (2000). Mining high-speed data streams. In Proceedings of
+        the 6th ACM SIGKDD International Conference on Knowledge Discovery and Data Mining,
+        71-80.
+
+    """
+
+    def __init__(
+        self,
+        orders: tuple[int, ...] | None = None,
+        forgetting_grid: tuple[float, ...] = (1.0, 0.999, 0.99),
+        tree_paths: bool = True,
+        metric: metrics.base.ClassificationMetric | None = None,
+        window: int | None = 500,
+        lazy_after: int | None = 100,
+        lazy_block: int = 50,
+        lazy_margin: float = 0.0,
+        max_size: float | None = None,
+    ):
+        self.orders = orders
+        self.forgetting_grid = forgetting_grid
+        self.tree_paths = tree_paths
+        self.metric = metric
+        self.window = window
+        self.lazy_after = lazy_after
+        self.lazy_block = lazy_block
+        self.lazy_margin = lazy_margin
+        self.max_size = max_size
+        self._orders = None if orders is None else check_orders(orders)
+        self._grid = _check_grid(forgetting_grid)
+        if not isinstance(tree_paths, (bool, np.bool_)):
+            raise ValueError(f"tree_paths must be a bool, got {tree_paths!r}")
+        self._metric = metrics.GeometricMean() if metric is None else metric
+        if not isinstance(self._metric, metrics.base.ClassificationMetric):
+            raise TypeError(f"metric must be a river ClassificationMetric, got {metric!r}")
+        self._window = None if window is None else check_positive("window", window)
+        self._lazy_after = None if lazy_after is None else check_positive("lazy_after", lazy_after)
+        self._lazy_block = check_positive("lazy_block", lazy_block)
+        self._margin = check_real("lazy_margin", lazy_margin, low=0.0)
+        self._budget = SizeBudget.of(max_size)
+        self._init_state()
+
+    def _init_state(self) -> None:
+        if self._orders is not None:
+            self._build(self._orders)
+            return
+        # orders=None: the models are built at the first sample learnt (`default_orders`)
+        self._models: list = []
+        self._tree: TreePathFeatures | None = None
+        self._candidates: list[Candidate] = []
+        self._slots: list[tuple[int, int]] = []
+        self.scores: dict = {}
+        self._recent: dict = {}
+        self._best: Candidate | None = None
+        self._last: dict = {}
+        self._last_paths: tuple | None = None
+        self._solving: list[bool] = []
+        self._trailing: list[int] = []
+        self._frozen: list = []
+        self._clocks: list[BlockClock] = []
+
+    def _build(self, orders: tuple[int, ...]) -> None:
+        """The models and the race of the polynomial ``orders`` (and the tree)."""
+        template = NRRLS()
+        # The models, in their learning order: the polynomial ones first (the most demanding
+        # range: the highest order's features include the raw ones), the least forgetting
+        # first (forgetting only shrinks the statistics); then the tree-path ones.
+        self._models = [PolynomialModels(orders, f, template) for f in self._grid]
+        self._tree = TreePathFeatures() if self.tree_paths else None
+        if self._tree is not None:
+            self._models += [TreePathModel(f, template) for f in self._grid]
+        # The candidates, the simplest first (ties go to it): feature map, then forgetting
+        slots = {}
+        for m, model in enumerate(self._models):
+            for position, name in enumerate(model.names):
+                slots[Candidate(name, model.forgetting)] = (m, position)
+        maps = [feature_map(order) for order in orders] + ["tree"]
+        self._candidates = sorted(slots, key=lambda c: (maps.index(c.features), -c.forgetting))
+        self._slots = [slots[candidate] for candidate in self._candidates]
+        self.scores = {key: self._metric.clone() for key in self._candidates}
+        self._recent = {key: collections.deque() for key in self._candidates}
+        self._best = self._candidates[0]
+        self._last = {}  # every candidate's prediction of the last learnt sample
+        self._last_paths = None  # the last x's items and tree-path features
+        # lazy solving, per model: solving at every sample?, samples out of contention, the
+        # frozen scorer of a lazy one and its block
+        self._solving = [True] * len(self._models)
+        self._trailing = [0] * len(self._models)
+        self._frozen = [None] * len(self._models)
+        self._clocks = [BlockClock(self._lazy_block) for _ in self._models]
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"forgetting_grid": (1.0, 0.99), "window": 50, "lazy_after": 20}
+        yield {"orders": (1,), "forgetting_grid": (1.0,), "tree_paths": False, "lazy_block": 3}
+
+    @property
+    def _multiclass(self) -> bool:
+        return True  # (NR-RLS is one-vs-rest: any number of classes)
+
+    # -------------------------------------------------------------------- introspection
+
+    @property
+    def best_candidate(self) -> Candidate | None:
+        """The candidate that currently makes the predictions (None: ``orders=None`` and
+        nothing learnt yet)."""
+        return self._best
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        """Every candidate, the simplest first (the race's order: ties go to the first)."""
+        return list(self._candidates)
+
+    @property
+    def table(self) -> list[CandidateRow]:
+        """Every candidate's score over the window, whether its model solves at every
+        sample (else it is lazy), and which leads."""
+        values = score_values([self.scores[key] for key in self._candidates])
+        return [
+            CandidateRow(key, value, self._solving[slot[0]], key == self._best)
+            for key, value, slot in zip(self._candidates, values, self._slots)
+        ]
+
+    @property
+    def last_predictions(self) -> dict:
+        """``{candidate: prediction}`` that scored the last learnt sample (lazy candidates:
+        with the weights of the start of their block)."""
+        return dict(self._last)
+
+    @property
+    def best_model(self) -> compose.Pipeline:
+        """A new pipeline equal to the best candidate's (its statistics, and a copy of the
+        tree): it predicts as the candidate does; learning with it changes nothing here."""
+        if self._best is None:
+            raise ValueError("no candidate before the first sample (orders=None)")
+        m, position = self._slots[self._candidates.index(self._best)]
+        return self._models[m].pipeline(position, self._tree)
+
+    def predict_candidate(self, x: dict, candidate: Candidate, proba: bool = False) -> typing.Any:
+        """What ``candidate`` predicts for ``x`` from its present statistics (its pipeline's
+        class, or with ``proba`` its probabilities), whether or not it leads or solves."""
+        m, position = self._slots[self._candidates.index(Candidate(*candidate))]
+        return self._models[m].predict(x, position, not proba, self._paths)
+
+    def debug_one(self, x: dict) -> str:
+        """A table of every candidate: its prediction of ``x`` (from its present statistics),
+        its score, whether it solves at every sample, and the leader (``*``)."""
+        lines = [f"{'candidate':<22} {'prediction':>12} {'score':>8}  state"]
+        for row in self.table:
+            guess = self.predict_candidate(x, row.candidate)
+            name = f"{row.candidate.features}, l={row.candidate.forgetting:g}"
+            state = ("solving" if row.solving else "lazy") + (" *" if row.leader else "")
+            lines.append(f"{name:<22} {guess!s:>12} {row.score:>8.4f}  {state}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------------- learning
+
+    def _paths(self, x: dict) -> dict:
+        """The tree-path features of ``x``; those of the last ``x`` are remembered until the
+        tree learns (a prequential loop transforms every sample twice: to predict, to learn),
+        when its values are plain ints and floats (equal keys and values: equal features)."""
+        assert self._tree is not None
+        items = tuple(x.items())
+        last = self.__dict__.get("_last_paths")  # (not pickled: see __getstate__)
+        if last is not None and last[0] == items:
+            return last[1]
+        paths = self._tree.transform_one(x)
+        if _PLAIN.issuperset(map(type, x.values())):
+            self._last_paths = (items, paths)
+        return paths
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_last_paths", None)  # a cache of the tree's last transform
+        return state
+
+    def _prepare(self, x: dict) -> Sample:
+        """The sample as every candidate reads it (a bad ``x`` raises here)."""
+        if not isinstance(x, dict):
+            raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+        first = self._models[0]
+        expansion = first.nested.expand(x)
+        return Sample(expansion, None if self._tree is None else self._paths(x))
+
+    def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
+        """Score every candidate on ``(x, y)``, then let every model learn it.
+
+        ``w`` (>= 0) weighs the sample in every model and in every score; ``w = 0`` validates
+        the sample and changes nothing. A refused sample changes nothing: what learning would
+        refuse is checked before any candidate predicts or any model learns.
+
+        """
+        # Many small systems: BLAS on one thread (waking its threads for each costs more than
+        # they save, and much more on a busy machine)
+        with one_blas_thread():
+            self._learn_one(x, y, w)
+
+    def _learn_one(self, x: dict, y: typing.Hashable, w: float) -> None:
+        weight = check_real("w", w, low=0.0)
+        label = check_label(y)
+        if self._models:
+            self._learn_built(x, label, weight)
+            return
+        if not isinstance(x, dict):
+            raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+        self._build(default_orders(len(x)))  # orders=None: from the first sample learnt
+        try:
+            self._learn_built(x, label, weight)
+        except BaseException:
+            self._init_state()  # a refused first sample leaves no models
+            raise
+        if weight == 0.0:
+            self._init_state()
+
+    def _learn_built(self, x: dict, label: typing.Hashable, weight: float) -> None:
+        sample = self._prepare(x)
+        if weight > 0.0:
+            # What learning would refuse, refused before anything changes: the most demanding
+            # range is the first model's (the highest order, the least forgetting; the
+            # tree-path models read the raw features, bounded one-hots and probabilities)
+            self._models[0].check_learnable(sample, label, weight)
+            if self._budget.max_size is not None:
+                self._check_size(sample, label)
+        requires_labels = self._metric.requires_labels
+        scorers, predictions = [], []
+        for m, model in enumerate(self._models):
+            if self._solving[m]:
+                scorer = model.fresh()
+            else:
+                scorer = self._frozen[m]
+                if scorer is None or self._clocks[m].starts() or not model.fits(scorer):
+                    scorer = model.freeze()
+            scorers.append(scorer)
+            predictions.append(model.predictions(scorer, sample, requires_labels))
+        if weight == 0.0:
+            return
+        for model in self._models:
+            model.learn(sample, label, weight)
+        if self._tree is not None:
+            self._last_paths = None  # the tree changes
+            self._learn_tree(x, label, weight)
+        for m in range(len(self._models)):  # the lazy ones keep their scorer for the block
+            if not self._solving[m]:
+                self._frozen[m] = scorers[m]
+                self._clocks[m].advance()
+        extra = {} if weight == 1.0 else {"w": weight}
+        self._last = {}
+        for key, (m, position) in zip(self._candidates, self._slots):
+            y_pred = predictions[m][position]
+            self._last[key] = y_pred
+            if y_pred is not None and y_pred != {}:
+                update_score(
+                    self.scores[key], self._recent[key], self._window, label, y_pred, extra
+                )
+        values = score_values([self.scores[key] for key in self._candidates])
+        best = leader(self._candidates, values, self._metric.bigger_is_better)
+        self._best = best
+        self._update_lazy(values, self._candidates.index(best))
+
+    def _learn_tree(self, x: dict, y: typing.Hashable, weight: float) -> None:
+        """The tree learns as a pipeline's supervised step would (``w`` if it takes one)."""
+        assert self._tree is not None
+        learn: typing.Any = self._tree.learn_one
+        if weight != 1.0 and "w" in inspect.signature(learn).parameters:
+            learn(x, y, w=weight)
+        else:
+            learn(x, y)
+
+    def _check_size(self, sample: Sample, y: typing.Hashable) -> None:
+        """Refuse a sample that would take every model's statistics beyond ``max_size``."""
+        needed = sum(model.nbytes_after(sample, y) for model in self._models)
+        stats = self._models[0].model.statistics
+        width = max(len(model.model.features) for model in self._models)
+        self._budget.check(needed, type(self).__name__, width, len(stats.slot | {y: 0}))
+
+    def _update_lazy(self, values: list[float], best: int) -> None:
+        """Lazy solving's bookkeeping (see the class docstring), after the leader is known."""
+        sign = 1.0 if self._metric.bigger_is_better else -1.0
+        lead = sign * values[best]
+        best_of = [-np.inf] * len(self._models)
+        for (m, _), value in zip(self._slots, values):
+            best_of[m] = max(best_of[m], sign * value)
+        leading = self._slots[best][0]
+        for m, value in enumerate(best_of):
+            if m == leading or value > lead - self._margin:  # in contention: solved every sample
+                self._trailing[m] = 0
+                if not self._solving[m]:
+                    self._solving[m], self._frozen[m] = True, None
+            else:
+                self._trailing[m] += 1
+                lazy_after = self._lazy_after
+                if self._solving[m] and lazy_after is not None and self._trailing[m] >= lazy_after:
+                    self._solving[m] = False
+                    self._clocks[m] = BlockClock(self._lazy_block)
+
+    def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
+        """The `learn_one` loop over the rows (``NaN`` in ``X``: missing); ``w`` one weight or
+        one per row. A refused mini-batch (any row) leaves the model as it was."""
+        X, y, w = as_frame(X), as_series(y), as_series(w)
+        if len(X) != len(y):
+            raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
+        check_paired(X, y)
+        weights = sample_weights(w, y)
+        check_labels(y)
+        labels = list(y)
+        saved = copy.deepcopy(self.__dict__)
+        try:
+            for i, x in enumerate(_rows(X)):
+                if weights is None:
+                    self.learn_one(x, labels[i])
+                else:
+                    self.learn_one(x, labels[i], w=float(weights[i]))
+        except BaseException:
+            self.__dict__.update(saved)
+            raise
+
+    # ------------------------------------------------------------------------ inference
+
+    def _predict(self, x: dict, labels: bool) -> typing.Any:
+        if self._best is None:  # (orders=None, nothing learnt)
+            if not isinstance(x, dict):
+                raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+            return None if labels else {}
+        m, position = self._slots[self._candidates.index(self._best)]
+        with one_blas_thread():
+            return self._models[m].predict(x, position, labels, self._paths)
+
+    def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:  # type: ignore[override]  # (river's **kwargs: unused here)
+        """The best candidate's probabilities (its pipeline's: `best_model`)."""
+        return self._predict(x, False)
+
+    def predict_one(self, x: dict) -> typing.Hashable | None:  # type: ignore[override]  # (river's **kwargs: unused here)
+        """The best candidate's class (its pipeline's: `best_model`); None before learning."""
+        return self._predict(x, True)
+
+    def predict_many(self, X: typing.Any) -> typing.Any:
+        """`predict_one` of every row, as a Series in ``X``'s backend."""
+        values = np.empty(len(as_frame(X)), dtype=object)
+        values[:] = [self.predict_one(x) for x in _rows(as_frame(X))]
+        return native_series(values, name=None, like=X)
+
+    def predict_proba_many(self, X: typing.Any) -> typing.Any:
+        """`predict_proba_one` of every row: one column per class (0 where absent)."""
+        rows = [self.predict_proba_one(x) for x in _rows(as_frame(X))]
+        columns = list(dict.fromkeys(label for row in rows for label in row))
+        values = np.array([[row.get(c, 0.0) for c in columns] for row in rows], float)
+        return native_frame(values.reshape(len(rows), len(columns)), columns=columns, like=X)
+
+
+def _rows(X: pd.DataFrame) -> typing.Iterator[dict]:
+    """The rows of a frame as ``learn_one`` takes them: NaN (or NA) values are missing."""
+    columns = list(X.columns)
+    for values in X.itertuples(index=False, name=None):
+        yield {
+            c: (None if v is None or (not isinstance(v, str) and pd.isna(v)) else v)
+            for c, v in zip(columns, values)
+        }
