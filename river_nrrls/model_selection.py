@@ -12,7 +12,7 @@ import pandas as pd
 from river import base, compose, metrics
 
 from ._checks import check_label, check_real
-from ._orders import NestedOrders, NestedSolution, label_of, labels_of, shares_statistics
+from ._orders import NestedOrders, NestedSolution, label_of, shares_statistics
 from ._race import BlockClock, check_orders, check_positive, leader, score_values, update_score
 from ._rows import batch_samples, frame_samples, label_series, probability_frame, row_error
 from .nrrls import NRRLS

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from river import linear_model, metrics
 
-from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, _systems, datasets
+from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, datasets
 from river_nrrls._race import score_values as _score_values
 from river_nrrls._stats import symmetrize_upper as symmetrize
 
