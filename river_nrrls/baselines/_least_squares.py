@@ -61,8 +61,9 @@ class OneVsRestLeastSquares(LiveParameters, OneCallAtATime, base.Classifier):
         raise NotImplementedError
 
     def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
-        """Learn one sample of mass ``w`` (>= 0), as learning it ``w`` times (the class docstring
-        says how it enters the model). ``w = 0`` is a no-op (the sample is still validated)."""
+        """Learn one sample of mass ``w`` (>= 0): it adds ``w`` to its class's count ``n^c`` and
+        weighs ``gamma = w / n^c`` in the recursion (for IR-RLS, exactly as learning it ``w``
+        times). ``w = 0`` is a no-op (the sample is still validated)."""
         weight = check_real("w", w, low=0.0)
         label = check_label(y)
         with self._lock:
