@@ -127,6 +127,7 @@ def test_every_snapshot_taken_while_another_thread_learns_is_a_prefix(name, how)
                 snapshots.append(copy.deepcopy(model))
             else:
                 snapshots.append(model.clone(include_attributes=True))
+            time.sleep(0)  # (a lock is not fair: let the learner in, or it may wait long)
 
     threads = [threading.Thread(target=learn)] + [
         threading.Thread(target=snapshot) for _ in range(2)
