@@ -7,7 +7,8 @@ re-entrant: a call made from inside another (a feature name whose ``__eq__`` cal
 does not deadlock; the estimators check instead that such a call left the outer call's
 encoding valid (see `NRRLS`). A copy or a pickle gets a fresh lock, and is a state that
 existed: the snapshot is taken under the lock, so no call of another thread runs in the middle
-of it.
+of it; so is a ``clone`` (its parameters, a wrapped model among them, are read under the lock),
+also with ``include_attributes=True``. A model pickled before it had a lock gets one when loaded.
 
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import typing
 
 __all__ = ["OneCallAtATime"]
 
@@ -40,4 +42,16 @@ class OneCallAtATime:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._new_lock()
+        self._new_lock()  # (a pickle of a version without a lock too)
+
+    def clone(self, new_params: dict | None = None, include_attributes: bool = False) -> typing.Any:
+        """river's ``clone``, taken under the lock; ``include_attributes`` copies the state as a
+        snapshot does (the lock left out: the clone has its own)."""
+        with self._lock:
+            clone = super().clone(new_params)  # type: ignore[misc]
+            if include_attributes:
+                parameters = self._get_params()  # type: ignore[attr-defined]
+                for name, value in self.__getstate__().items():
+                    if name not in parameters:
+                        setattr(clone, name, value)  # (already a deep copy)
+            return clone

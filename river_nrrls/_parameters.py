@@ -9,6 +9,7 @@ as the constructor would, then take effect (see `LiveParameters`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import pickle
@@ -109,6 +110,11 @@ class LiveParameters:
         return {name: self.__dict__[name] for name in parameter_names(type(self))}
 
     def _change_parameter(self, name: str, value: typing.Any) -> None:
+        lock = self.__dict__.get("_lock")  # a model's own lock (`OneCallAtATime`), if it has one
+        with lock if lock is not None else contextlib.nullcontext():
+            self._change_parameter_now(name, value)
+
+    def _change_parameter_now(self, name: str, value: typing.Any) -> None:
         old = self._parameters()
         trial = type(self)(**{**old, name: value})  # validates, as the constructor does
         if _same(value, old[name]):
@@ -122,7 +128,10 @@ class LiveParameters:
                 )
             self._adopt(trial, name)
         else:
-            self.__dict__.update(trial.__dict__)
+            # the new construction's state, the lock excepted (other threads may wait on it)
+            self.__dict__.update(
+                (key, held) for key, held in trial.__dict__.items() if key != "_lock"
+            )
 
     def _has_learnt(self, parameters: dict[str, typing.Any]) -> bool:
         """Whether the state differs from that of a fresh model with these parameters (a

@@ -13,6 +13,7 @@ from river import base, compose
 from ._checks import check_real, label_sign
 from ._index import FeatureIndex
 from ._linear import binary_proba, exact_dot, weights_at, with_capacity
+from ._locking import OneCallAtATime
 from ._parameters import LiveParameters
 from ._validation import is_missing_value
 
@@ -95,7 +96,7 @@ def _same_model_params(given: typing.Any, model: base.Estimator) -> bool:
         return False
 
 
-class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
+class OCSCA(LiveParameters, OneCallAtATime, base.Wrapper, base.Classifier):
     """Online cost-sensitive classifier adaptation (OCSCA) of any river model.
 
     A model ``f0`` was trained for one cost setting; the stream now comes with other costs.
@@ -206,6 +207,10 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
     model to adapt. ``clone()`` here keeps ``f0`` as it was given: a deep copy of it, taken
     before its first update when ``learn_base=True``. Passing ``new_params={"model": ...}`` with
     other parameters gives river's usual behaviour (a fresh model with those parameters).
+
+    **Threads.** Every call holds the adaptation's lock, ``f0``'s calls included: threads
+    sharing an OCSCA take turns, and a pickle, copy or clone of it (``f0`` inside) is a state
+    that existed. A thread that calls ``f0`` directly, outside the OCSCA, is not held.
 
     Extra keyword arguments of ``learn_one``, ``predict_one``, ``predict_proba_one`` and
     ``decision_one`` are passed on to the base model; with ``learn_base=True`` the base model
@@ -335,6 +340,7 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
         self._mean_squared_norm = 0.0
         self._n_norms = 0
         self._model_as_given: base.Estimator | None = None  # f0 before learn_base changed it
+        self._new_lock()  # one call at a time (`OneCallAtATime`)
 
     @classmethod
     def _unit_test_params(cls):
@@ -374,15 +380,18 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
 
         Unlike river's default, ``f0`` keeps its training: the clone wraps a deep copy of the
         model as it was given (before ``learn_base`` trained it), unless ``new_params`` gives
-        another model or other parameters for it.
+        another model or other parameters for it. With ``include_attributes=True`` the clone
+        is a copy of the whole state, the adaptation learnt and ``f0`` as it is now.
 
         """
         new_params = dict(new_params or {})
-        given = new_params.get("model", self.model)
-        if given is self.model or _same_model_params(given, self.model):
-            as_given = self.model if self._model_as_given is None else self._model_as_given
-            new_params["model"] = as_given  # river's clone deep-copies a non-class parameter
-        return super().clone(new_params, include_attributes)
+        with self._lock:  # f0 as it is between two calls (learn_base changes it)
+            given = new_params.get("model", self.model)
+            if given is self.model or _same_model_params(given, self.model):
+                as_given = self.model if self._model_as_given is None else self._model_as_given
+                # river's clone deep-copies a non-class parameter
+                new_params["model"] = self.model if include_attributes else as_given
+            return super().clone(new_params, include_attributes)
 
     # ----------------------------------------------------------------- helpers
 
@@ -454,6 +463,10 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
             cost = self._cost_pos if y_t > 0 else self._cost_neg  # C_t
         else:
             cost = check_real("w (the sample's cost)", w, low=0.0)  # C_t given per sample
+        with self._lock:  # f0 and w learn as one step (a snapshot holds both or neither)
+            self._learn_one(x, y_t, cost, w, kwargs)
+
+    def _learn_one(self, x: dict, y_t: float, cost: float, w: float | None, kwargs: dict) -> None:
         columns, values, new, as_given = self._index.encode_sparse(x, grow=True)
         base_x = self._base_input(x, as_given)
         squared_norm = exact_dot(values, values) + self._constant  # x_t . x_t
@@ -512,11 +525,11 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
 
     def _score_one(self, x: dict, kwargs: dict) -> float:
         """f(x) = f0(x) + w . x."""
-        columns, values, _, as_given = self._index.encode_sparse(x, grow=False)
-        with np.errstate(over="ignore", invalid="ignore"):
-            score = self._base_score(self._base_input(x, as_given), kwargs) + self._adaptation(
-                columns, values
-            )
+        with self._lock:
+            columns, values, _, as_given = self._index.encode_sparse(x, grow=False)
+            with np.errstate(over="ignore", invalid="ignore"):
+                base_score = self._base_score(self._base_input(x, as_given), kwargs)
+                score = base_score + self._adaptation(columns, values)
         if not math.isfinite(score):
             raise ValueError(
                 f"the score f0(x) + w . x overflows ({score!r}): x has values too large for the "
@@ -545,9 +558,11 @@ class OCSCA(LiveParameters, base.Wrapper, base.Classifier):
     @property
     def weights(self) -> dict[typing.Hashable, float]:
         """The adaptation ``w`` as ``{feature: weight}`` (read-only copy)."""
-        return self._index.to_dict(self._w)
+        with self._lock:
+            return self._index.to_dict(self._w)
 
     @property
     def bias(self) -> float:
         """The weight of the constant feature (0 when ``intercept=False``)."""
-        return float(self._bias)
+        with self._lock:
+            return float(self._bias)

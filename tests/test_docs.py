@@ -205,7 +205,7 @@ def test_every_public_method_has_a_docstring():
 def test_api_pages_show_methods_of_private_bases_but_not_the_bases(site):
     baselines = (site / "api" / "baselines" / "index.html").read_text(encoding="utf-8")
     for name in ("ARRLS", "IRRLS", "CWClassifier", "AROWClassifier", "ACOGClassifier"):
-        for method in ("predict_one", "predict_proba_one", "decision_one"):
+        for method in ("learn_one", "predict_one", "predict_proba_one", "decision_one"):
             assert f'id="river_nrrls.{name}.{method}"' in baselines, f"{name}.{method}"
     for page in (site / "api").rglob("*.html"):
         text = page.read_text(encoding="utf-8")

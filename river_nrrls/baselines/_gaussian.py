@@ -11,12 +11,13 @@ from scipy.linalg import blas
 
 from .._checks import check_bool, check_real, label_sign
 from .._index import FeatureIndex
+from .._locking import OneCallAtATime
 from .._parameters import LiveParameters
 
 __all__ = ["GaussianLinearClassifier"]
 
 
-class GaussianLinearClassifier(LiveParameters, base.Classifier):
+class GaussianLinearClassifier(LiveParameters, OneCallAtATime, base.Classifier):
     """What CW, AROW and ACOG share: a binary linear model with a Gaussian over its weights.
 
     The state is the mean ``mu`` (the weights used to predict) and the covariance ``Sigma`` of
@@ -27,6 +28,9 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
     Features may appear at any time: a new feature was zero in every past sample, so it got no
     update and its weight is exactly as initialised, mean 0 and variance ``initial_variance``,
     uncorrelated with the others.
+
+    Every public call holds the model's lock (`OneCallAtATime`): threads sharing a model take
+    turns, and a pickle, copy or clone is a state that existed.
 
     """
 
@@ -47,6 +51,7 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
             self._covariance: np.ndarray = np.full(dim, self._initial_variance)  # diag(Sigma)
         else:
             self._covariance = self._initial_variance * np.eye(dim, order="F")  # Sigma_0 = a I
+        self._new_lock()  # one call at a time (`OneCallAtATime`)
 
     # --------------------------------------------------------------- state
 
@@ -96,18 +101,20 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
         """
         weight = check_real("w", w, low=0.0)
         sign = label_sign(y)  # y in {-1, +1}
-        vector, new_features, _ = self._index.dense_one(x, grow=True)
-        if weight == 0.0:
-            return
-        self._grow(new_features)
-        self._update(vector, sign, weight)
+        with self._lock:
+            vector, new_features, _ = self._index.dense_one(x, grow=True)
+            if weight == 0.0:
+                return
+            self._grow(new_features)
+            self._update(vector, sign, weight)
 
     # ----------------------------------------------------------- inference
 
     def decision_one(self, x: dict) -> float:
         """The margin ``mu . x`` (features not seen yet have weight 0)."""
-        vector = self._index.dense_one(x, grow=False).vector
-        return float(self._mean @ vector)
+        with self._lock:
+            vector = self._index.dense_one(x, grow=False).vector
+            return float(self._mean @ vector)
 
     # river's Classifier declares ``**kwargs`` (a Pipeline passes its own on); this classifier
     # takes none, so that a stray keyword raises, as river's own classifiers do
@@ -121,12 +128,13 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
         Features not seen yet count with their prior variance.
 
         """
-        vector = self._index.dense_one(x, grow=True).vector  # unseen features at the end
-        known = vector[: len(self._mean)]
-        margin = float(self._mean @ known)  # mu . x
-        unseen = vector[len(self._mean) :]
-        variance = float(known @ self._sigma_x(known))  # x^T Sigma x
-        variance += self._initial_variance * float(unseen @ unseen)
+        with self._lock:
+            vector = self._index.dense_one(x, grow=True).vector  # unseen features at the end
+            known = vector[: len(self._mean)]
+            margin = float(self._mean @ known)  # mu . x
+            unseen = vector[len(self._mean) :]
+            variance = float(known @ self._sigma_x(known))  # x^T Sigma x
+            variance += self._initial_variance * float(unseen @ unseen)
         if variance > 0.0:
             p_true = 0.5 * math.erfc(-margin / math.sqrt(2.0 * variance))  # Phi(m / sqrt(v))
         else:
@@ -138,15 +146,18 @@ class GaussianLinearClassifier(LiveParameters, base.Classifier):
     @property
     def weights(self) -> dict[typing.Hashable, float]:
         """``{feature: mean weight}`` (read-only copy)."""
-        return self._index.to_dict(self._mean)
+        with self._lock:
+            return self._index.to_dict(self._mean)
 
     @property
     def variances(self) -> dict[typing.Hashable, float]:
         """``{feature: variance of its weight}``, the diagonal of Sigma (read-only copy)."""
-        diagonal = self._covariance if self._diagonal else np.diag(self._covariance)
-        return self._index.to_dict(diagonal)
+        with self._lock:
+            diagonal = self._covariance if self._diagonal else np.diag(self._covariance)
+            return self._index.to_dict(diagonal)
 
     @property
     def intercept_(self) -> float:
         """The mean weight of the constant feature (0 when ``intercept=False``)."""
-        return float(self._mean[0]) if self._intercept else 0.0
+        with self._lock:
+            return float(self._mean[0]) if self._intercept else 0.0

@@ -9,6 +9,7 @@ from river import base, utils
 
 from .._checks import check_bool, check_label, check_real
 from .._index import FeatureIndex
+from .._locking import OneCallAtATime
 from .._parameters import LiveParameters
 from .._stale import inverse_step
 from .._woodbury import grow_inverse
@@ -16,11 +17,15 @@ from .._woodbury import grow_inverse
 __all__ = ["OneVsRestLeastSquares", "grow_inverse", "inverse_step"]  # the shared step
 
 
-class OneVsRestLeastSquares(LiveParameters, base.Classifier):
+class OneVsRestLeastSquares(LiveParameters, OneCallAtATime, base.Classifier):
     """What AR-RLS and IR-RLS share: parameters, labels, features and inference.
 
-    A subclass implements `_weight_matrix`: one weight vector per seen class (rows, in the
-    order the classes were first seen) over the columns of ``self._index``.
+    A subclass implements `_learn` (one validated sample) and `_weight_matrix`: one weight
+    vector per seen class (rows, in the order the classes were first seen) over the columns of
+    ``self._index``.
+
+    Every public call holds the model's lock (`OneCallAtATime`): threads sharing a model take
+    turns, and a pickle, copy or clone is a state that existed.
 
     """
 
@@ -41,6 +46,7 @@ class OneVsRestLeastSquares(LiveParameters, base.Classifier):
         self._labels: list[typing.Hashable] = []
         self._slots: dict[typing.Hashable, int] = {}
         self._counts: list[float] = []  # n^c, mass (weighted count) seen per class
+        self._new_lock()  # one call at a time (`OneCallAtATime`)
 
     @property
     def _multiclass(self):
@@ -49,13 +55,21 @@ class OneVsRestLeastSquares(LiveParameters, base.Classifier):
     def _weight_matrix(self) -> np.ndarray:
         raise NotImplementedError
 
-    def _encode_sample(
-        self, x: dict, y: typing.Hashable
-    ) -> tuple[typing.Hashable, np.ndarray, list]:
-        """Validate a sample without touching the model: its label, dense vector, new features."""
+    def _learn(self, label: typing.Hashable, vector: np.ndarray, new: list, weight: float) -> None:
+        """Learn a validated sample of mass ``weight > 0`` (its dense vector over the known
+        columns then the ``new`` features, not committed yet)."""
+        raise NotImplementedError
+
+    def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
+        """Learn one sample of mass ``w`` (>= 0): it adds ``w`` to its class's count ``n^c`` and
+        weighs ``gamma = w / n^c`` in the recursion (for IR-RLS, exactly as learning it ``w``
+        times). ``w = 0`` is a no-op (the sample is still validated)."""
+        weight = check_real("w", w, low=0.0)
         label = check_label(y)
-        vector, new_features, _ = self._index.dense_one(x, grow=True)
-        return label, vector, new_features
+        with self._lock:
+            vector, new_features, _ = self._index.dense_one(x, grow=True)  # (validated)
+            if weight > 0.0:
+                self._learn(label, vector, new_features, weight)
 
     def _dense(self, x: dict) -> np.ndarray:
         vector = self._index.dense_one(x, grow=False).vector
@@ -69,10 +83,11 @@ class OneVsRestLeastSquares(LiveParameters, base.Classifier):
 
     def decision_one(self, x: dict) -> dict[typing.Hashable, float]:
         """Raw one-vs-rest least-squares output ``w_k . x`` of every seen class."""
-        vector = self._dense(x)
-        if not self._labels:
-            return {}
-        return dict(zip(self._labels, (self._weight_matrix() @ vector).tolist()))
+        with self._lock:
+            vector = self._dense(x)
+            if not self._labels:
+                return {}
+            return dict(zip(self._labels, (self._weight_matrix() @ vector).tolist()))
 
     # river's Classifier declares ``**kwargs`` (a Pipeline passes its own on) and labels of its
     # ClfTarget (bool, str, int); this classifier takes no keyword, so that a stray one raises, as
@@ -98,18 +113,21 @@ class OneVsRestLeastSquares(LiveParameters, base.Classifier):
     @property
     def weights(self) -> dict[typing.Hashable, dict[typing.Hashable, float]]:
         """``{label: {feature: weight}}`` (read-only copy)."""
-        rows = self._weight_matrix()
-        return {label: self._index.to_dict(row) for label, row in zip(self._labels, rows)}
+        with self._lock:
+            rows = self._weight_matrix()
+            return {label: self._index.to_dict(row) for label, row in zip(self._labels, rows)}
 
     @property
     def intercepts(self) -> dict[typing.Hashable, float]:
         """``{label: intercept}`` (0 for every class when ``intercept=False``)."""
-        return {
-            label: float(row[0]) if self.intercept else 0.0
-            for label, row in zip(self._labels, self._weight_matrix())
-        }
+        with self._lock:
+            return {
+                label: float(row[0]) if self.intercept else 0.0
+                for label, row in zip(self._labels, self._weight_matrix())
+            }
 
     @property
     def n_samples(self) -> dict[typing.Hashable, float]:
         """Mass of every class: its number of samples, or the sum of their weights ``w``."""
-        return dict(zip(self._labels, map(float, self._counts)))
+        with self._lock:
+            return dict(zip(self._labels, map(float, self._counts)))

@@ -158,6 +158,10 @@ class ACOGClassifier(GaussianLinearClassifier):
     @property
     def rho(self) -> float:
         """The cost ratio rho of positive samples (with the counts seen so far)."""
+        with self._lock:
+            return self._rho()
+
+    def _rho(self) -> float:
         weight_negative = 1.0 - self._positive_weight
         if self.metric == "cost":
             return self._positive_weight / weight_negative  # rho = c_p / c_n
@@ -171,7 +175,7 @@ class ACOGClassifier(GaussianLinearClassifier):
             self._n_positive += weight  # T_p (a sample of weight w counts w times)
         else:
             self._n_negative += weight  # T_n
-        rho_y = self.rho if sign > 0 else 1.0
+        rho_y = self._rho() if sign > 0 else 1.0
         margin = sign * float(self._mean @ vector)  # y w.x
         if self.loss == "II":
             if rho_y <= 0.0 or margin >= 1.0:  # rho_y max(0, 1 - y w.x) = 0

@@ -6,7 +6,6 @@ import typing
 
 import numpy as np
 
-from .._checks import check_real
 from ._least_squares import OneVsRestLeastSquares, grow_inverse, inverse_step
 
 __all__ = ["ARRLS"]
@@ -103,13 +102,11 @@ class ARRLS(OneVsRestLeastSquares):
         yield {}
         yield {"l2": 0.1, "tau": 0.5, "eta": 2.0, "intercept": False}
 
-    def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
-        """Learn one sample of mass ``w`` (>= 0): it adds ``w`` to its class's count ``n^c`` and
-        enters the recursion with weight ``gamma = w / n^c``. ``w = 0`` is a no-op."""
-        weight = check_real("w", w, low=0.0)
-        label, vector, new_features = self._encode_sample(x, y)
-        if weight == 0.0:
-            return
+    def _learn(
+        self, label: typing.Hashable, vector: np.ndarray, new_features: list, weight: float
+    ) -> None:
+        """A sample of mass ``w > 0`` adds ``w`` to its class's count ``n^c`` and enters the
+        recursion with weight ``gamma = w / n^c``."""
         if new_features:
             self._index.add(new_features)
             self._inverse = grow_inverse(self._inverse, self._index.size, self._l2)

@@ -11,6 +11,7 @@ from river import base
 from .._checks import check_real, label_sign
 from .._index import FeatureIndex
 from .._linear import binary_proba, exact_dot, weights_at, with_capacity
+from .._locking import OneCallAtATime
 from .._parameters import LiveParameters
 
 __all__ = ["CSOGDClassifier"]
@@ -19,7 +20,7 @@ _LOSSES = ("I", "II")
 _OBJECTIVES = ("cost", "sum")
 
 
-class CSOGDClassifier(LiveParameters, base.Classifier):
+class CSOGDClassifier(LiveParameters, OneCallAtATime, base.Classifier):
     """Cost-sensitive online gradient descent (CSOGD), the online baseline of OCSCA.
 
     A linear classifier ``f(x) = w . x`` learnt by online gradient descent on a cost-sensitive
@@ -88,6 +89,9 @@ class CSOGDClassifier(LiveParameters, base.Classifier):
     else raises ``ValueError``. Features may appear at any time (their weight starts at 0) or
     be absent; a ``None`` value is missing (zero). Non-numeric or non-finite values raise an
     error naming the feature and leave the model as it was.
+
+    **Threads.** Every public call holds the model's lock: threads sharing a model take turns,
+    and a pickle, copy or clone is a state that existed.
 
     Examples
     --------
@@ -164,6 +168,7 @@ class CSOGDClassifier(LiveParameters, base.Classifier):
         self._bias = 0.0
         self._n_pos = 0  # T_p so far
         self._n_neg = 0  # T_n so far
+        self._new_lock()  # one call at a time (`OneCallAtATime`)
 
     @classmethod
     def _unit_test_params(cls):
@@ -197,6 +202,10 @@ class CSOGDClassifier(LiveParameters, base.Classifier):
     def learn_one(self, x: dict, y: typing.Any, w: float | None = None) -> None:
         """One gradient step on ``(x, y)``, with the sample's cost ``w`` if given."""
         y_t = label_sign(y, "CSOGDClassifier")  # y_t in {-1, +1}
+        with self._lock:
+            self._learn_one(x, y_t, w)
+
+    def _learn_one(self, x: dict, y_t: float, w: float | None) -> None:
         n_pos = self._n_pos + (y_t > 0)
         n_neg = self._n_neg + (y_t < 0)
         rho = self._rho(y_t, w, n_pos, n_neg)  # rho_y
@@ -220,8 +229,9 @@ class CSOGDClassifier(LiveParameters, base.Classifier):
     # --------------------------------------------------------------- inference
 
     def _score_one(self, x: dict) -> float:
-        columns, values, _, _ = self._index.encode_sparse(x, grow=False)
-        return exact_dot(self._w[columns], values) + self._bias * self._constant  # w . x
+        with self._lock:
+            columns, values, _, _ = self._index.encode_sparse(x, grow=False)
+            return exact_dot(self._w[columns], values) + self._bias * self._constant  # w . x
 
     def decision_one(self, x: dict) -> dict[bool, float]:
         """``{True: w . x, False: -w . x}``."""
@@ -244,9 +254,11 @@ class CSOGDClassifier(LiveParameters, base.Classifier):
     @property
     def weights(self) -> dict[typing.Hashable, float]:
         """``w`` as ``{feature: weight}`` (read-only copy)."""
-        return self._index.to_dict(self._w)
+        with self._lock:
+            return self._index.to_dict(self._w)
 
     @property
     def bias(self) -> float:
         """The weight of the constant feature (0 when ``intercept=False``)."""
-        return float(self._bias)
+        with self._lock:
+            return float(self._bias)

@@ -7,7 +7,6 @@ import typing
 import numpy as np
 from scipy.linalg import blas
 
-from .._checks import check_real
 from ._least_squares import OneVsRestLeastSquares, grow_inverse, inverse_step
 
 __all__ = ["IRRLS"]
@@ -138,13 +137,11 @@ class IRRLS(OneVsRestLeastSquares):
         self._sample_masses[self._n_stored] = weight
         self._n_stored += 1
 
-    def learn_one(self, x: dict, y: typing.Hashable, w: float = 1.0) -> None:
-        """Learn one sample of mass ``w`` (>= 0), exactly as learning it ``w`` times: its class's
-        count ``n^c`` grows by ``w`` and the sample weighs ``w / n^c``. ``w = 0`` is a no-op."""
-        weight = check_real("w", w, low=0.0)
-        label, vector, new_features = self._encode_sample(x, y)
-        if weight == 0.0:
-            return
+    def _learn(
+        self, label: typing.Hashable, vector: np.ndarray, new_features: list, weight: float
+    ) -> None:
+        """A sample of mass ``w > 0``, exactly as learning it ``w`` times: its class's count
+        ``n^c`` grows by ``w`` and the sample weighs ``w / n^c``."""
         self._index.add(new_features)
         slot = self._slots.get(label)
         if slot is None:
