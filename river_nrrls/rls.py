@@ -91,7 +91,7 @@ class RLSRegressor(LiveParameters, Mergeable, OneCallAtATime, base.MiniBatchRegr
     recursion of the inverse ``P`` does, under forgetting). The weights are one triangular solve
     away (O(d^2), done at learn time), so ``predict_one`` is a dot product, O(d). Where the
     compiled kernels are built, the same reflections run in C, and a sample with the previous
-    one's keys is learnt and predicted in one call each (`river_nrrls._fused_rls`). Elsewhere,
+    one's keys is learnt and predicted in one compiled call each. Elsewhere,
     from 48 columns on, while ``R`` is well conditioned, ``learn_one`` lets up to 32 rows wait
     and corrects the weights for them exactly (Woodbury: two triangular solves a row), then
     adds them to ``R`` with one blocked QR, several times faster than LAPACK's QR per row.
