@@ -4,8 +4,9 @@ Below `AutoNRRLS` (``auto.py``, its one user) and above the estimators it compos
 through their internal interfaces only:
 
 - `PolynomialModels`: one forgetting factor's polynomial orders (Toh's reduced model; order 1
-  is the raw features) from ONE set of statistics, the highest order's (the order selector's
-  `NestedOrders`): one solve gives every order's weights.
+  is the raw features) from ONE expansion of every sample, the highest order's (the order
+  selector's `NestedOrders`: every order's NR-RLS learns its part and is solved as its
+  pipeline's would be).
 - `TreePathModel`: one forgetting factor's `NRRLS` on the features of a `TreePathFeatures`
   (the raw features, the nodes of the sample's root-to-leaf path, the tree's probabilities),
   the tree being shared by every factor and grown by `AutoNRRLS` itself.

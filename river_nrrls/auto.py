@@ -74,9 +74,9 @@ class AutoNRRLS(base.MiniBatchClassifier):
     stream:
 
     - ``"raw"``, ``"poly2"``, ``"poly3"``, ...: Toh's reduced polynomial expansion of order r
-      (`PolynomialExtender`; order 1 is the raw features) then ``NRRLS(forgetting=l)``. All the
-      orders of one factor share ONE set of statistics, the highest order's, and one solve
-      gives every order's weights (as in `PolynomialOrderSelector`).
+      (`PolynomialExtender`; order 1 is the raw features) then ``NRRLS(forgetting=l)``. Every
+      sample is expanded once, at the highest order, and every order's NR-RLS learns its part
+      of it and is solved as its pipeline's would be (as in `PolynomialOrderSelector`).
     - ``"tree"`` (``tree_paths=True``): `TreePathFeatures` (the raw features, a one-hot of the
       nodes on the sample's root-to-leaf path in a Hoeffding tree grown alongside, and that
       tree's probabilities) then ``NRRLS(forgetting=l)``; one tree for every factor.
