@@ -96,7 +96,7 @@ class PolynomialModels:
 
     def nbytes_after(self, sample: Sample, y: typing.Hashable) -> int:
         assert sample.expansion is not None
-        return self.nested.model.nbytes_after(sample.expansion.values, y)
+        return self.nested.nbytes_after(sample.expansion, y)
 
     def predict(self, x: dict, position: int, labels: bool, paths: typing.Callable) -> typing.Any:
         """Order ``orders[position]``'s class (``labels``) or probabilities for ``x``, as its

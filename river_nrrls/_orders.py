@@ -244,6 +244,15 @@ class NestedOrders:
             stats = models[q].statistics
             self.solvers[q].observe(stats, slot, vector[positions[q]], weight)  # (a copy)
 
+    def nbytes_after(self, expansion: Expansion, y: typing.Hashable) -> int:
+        """The bytes every order's statistics and solver would take once its part of an
+        expanded sample of class ``y`` is learnt (`NRRLS.nbytes_after`). Changes nothing."""
+        samples = self._select(expansion)
+        return sum(
+            self.models[order].nbytes_after(sample, y)
+            for order, sample in zip(self.orders, samples)
+        )
+
     # -------------------------------------------------------------------------- solving
 
     @property

@@ -259,6 +259,21 @@ def test_max_size_counts_every_candidate():
     _refused(model, lambda: model.learn_many(frame, pd.Series([True, False])))
 
 
+def test_max_size_counts_every_order_of_the_polynomial_candidates():
+    """Every order keeps its own NR-RLS: the budget is their sum, not the highest order's."""
+    x = {f"x{j}": 0.1 * j for j in range(6)}
+    sizes = [
+        NRRLS().nbytes_after(PolynomialExtender(degree=order).transform_one(x), True)
+        for order in (1, 2)
+    ]
+    params = {"orders": (1, 2), "forgetting_grid": (1.0,), "tree_paths": False}
+    tight = AutoNRRLS(max_size=(max(sizes) + sum(sizes)) / 2 / 2**20, **params)
+    _refused(tight, lambda: tight.learn_one(x, True))  # the highest order alone would fit
+    roomy = AutoNRRLS(max_size=1.01 * sum(sizes) / 2**20, **params)
+    roomy.learn_one(x, True)
+    assert roomy.predict_one(x) is True
+
+
 def test_pickle_and_clone_mid_stream_then_resume():
     rows, labels = _stream(n_samples=240)
     model = _small(lazy_after=10, lazy_block=4)
