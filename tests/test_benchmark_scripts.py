@@ -25,6 +25,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("accuracy.py", "stale factor"),
         ("auto_cost.py", "AutoNRRLS()"),
         ("auto.py", "TreePathFeatures() | NRRLS()"),
+        ("auto_plot.py", "leader"),
     ],
 )
 def test_quick_mode_runs_and_prints_a_table(script, model):
