@@ -117,9 +117,15 @@ MODELS = {
     ),
 }
 
-#: IR-RLS re-runs its recursion over every stored sample at each step, an AutoNRRLS's step
-#: races six candidates and grows a tree (lazy after 10 samples out of contention): shorter streams.
-_N_SAMPLES = {"IRRLS": 80, "AutoNRRLS": 150}
+#: Shorter streams where a step is costly (the file also runs under the sanitizer): IR-RLS
+#: re-runs its recursion over every stored sample; a composite races several models (an
+#: AutoNRRLS's turn lazy after 10 samples out of contention, well within its stream).
+_N_SAMPLES = {
+    "IRRLS": 80,
+    "PolynomialOrderSelector": 150,
+    "PolynomialOrderSelector-pipelines": 150,
+    "AutoNRRLS": 100,
+}
 
 
 @pytest.mark.usefixtures("kernel_path")
