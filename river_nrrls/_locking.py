@@ -44,6 +44,19 @@ class OneCallAtATime:
         self.__dict__.update(state)
         self._new_lock()  # (a pickle of a version without a lock too)
 
+    def _state_copy(self) -> dict:
+        """A deep copy of the state, the lock left out: a point to roll back to (`_restore`),
+        taken by a call that holds the lock."""
+        return copy.deepcopy({key: held for key, held in self.__dict__.items() if key != "_lock"})
+
+    def _restore(self, state: dict) -> None:
+        """Back to a `_state_copy` (whatever was added since dropped), the lock kept: other
+        threads may be waiting on it."""
+        lock = self._lock
+        self.__dict__.clear()
+        self.__dict__.update(state)
+        self._lock = lock
+
     def clone(self, new_params: dict | None = None, include_attributes: bool = False) -> typing.Any:
         """river's ``clone``, taken under the lock; ``include_attributes`` copies the state as a
         snapshot does (the lock left out: the clone has its own)."""

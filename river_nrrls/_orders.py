@@ -373,8 +373,10 @@ def _selection(names: list, orders: list, wanted: tuple) -> _Selection:
         chosen.append([names[j] for j in picked])
         if len(picked) == len(names):
             getters.append(None)
-        elif len(picked) == 1:  # (itemgetter of one index gives the value, not a tuple)
-            getters.append(operator.itemgetter(slice(picked[0], picked[0] + 1)))
+        elif len(picked) <= 1:  # (itemgetter of one index gives the value, not a tuple; of
+            # none, an error: order 1 of an empty sample, whose sum terms are of order 2)
+            start = picked[0] if picked else 0
+            getters.append(operator.itemgetter(slice(start, start + len(picked))))
         else:
             getters.append(operator.itemgetter(*picked))
     return _Selection(names, chosen, getters)

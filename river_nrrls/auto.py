@@ -14,6 +14,7 @@ from river import base, compose, metrics
 from ._candidates import Candidate, PolynomialModels, Sample, TreePathModel, feature_map
 from ._checks import check_label, check_labels, check_paired, check_real, sample_weights
 from ._frames import as_frame, as_series, native_frame, native_series
+from ._locking import OneCallAtATime
 from ._memory import SizeBudget
 from ._race import BlockClock, check_orders, check_positive, leader, score_values, update_score
 from ._threads import one_blas_thread
@@ -64,7 +65,7 @@ class CandidateRow(typing.NamedTuple):
     leader: bool
 
 
-class AutoNRRLS(base.MiniBatchClassifier):
+class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
     """The best of several exact NR-RLS models, chosen online: no parameter to tune.
 
     Which model of the package wins depends on the stream: polynomial features on smooth
@@ -107,6 +108,11 @@ class AutoNRRLS(base.MiniBatchClassifier):
     of its candidates leads, or comes within ``lazy_margin``) it is reconsidered: solved
     again, exactly from its statistics, at every sample. `table` says which are solving.
     ``lazy_after=None`` solves every model at every sample.
+
+    **Threads.** Every public call holds the model's lock across the whole step, its
+    candidates' models and tree included: threads sharing an `AutoNRRLS` take turns, and a
+    pickle, copy or clone of it is a state that existed (every candidate, score and the tree
+    after the same sample).
 
     Parameters
     ----------
@@ -248,6 +254,10 @@ class AutoNRRLS(base.MiniBatchClassifier):
         self._margin = check_real("lazy_margin", lazy_margin, low=0.0)
         self._budget = SizeBudget.of(max_size)
         self._init_state()
+        # One call at a time (`OneCallAtATime`). The models and the tree inside have their own
+        # locks, always taken after this one (they never call this model), and they are private
+        # to it (`best_model` is a copy): the order of the locks never inverts.
+        self._new_lock()
 
     def _init_state(self) -> None:
         if self._orders is not None:
@@ -258,7 +268,7 @@ class AutoNRRLS(base.MiniBatchClassifier):
         self._tree: TreePathFeatures | None = None
         self._candidates: list[Candidate] = []
         self._slots: list[tuple[int, int]] = []
-        self.scores: dict = {}
+        self._scores: dict = {}
         self._recent: dict = {}
         self._best: Candidate | None = None
         self._last: dict = {}
@@ -286,7 +296,7 @@ class AutoNRRLS(base.MiniBatchClassifier):
         maps = [feature_map(order) for order in orders] + ["tree"]
         self._candidates = sorted(slots, key=lambda c: (maps.index(c.features), -c.forgetting))
         self._slots = [slots[candidate] for candidate in self._candidates]
-        self.scores = {key: self._metric.clone() for key in self._candidates}
+        self._scores = {key: self._metric.clone() for key in self._candidates}
         self._recent = {key: collections.deque() for key in self._candidates}
         self._best = self._candidates[0]
         self._last = {}  # every candidate's prediction of the last learnt sample
@@ -310,21 +320,34 @@ class AutoNRRLS(base.MiniBatchClassifier):
     # -------------------------------------------------------------------- introspection
 
     @property
+    def scores(self) -> dict:
+        """``{candidate: metric}`` (see Attributes): a copy, as the race stands between two
+        samples."""
+        with self._lock:
+            return copy.deepcopy(self._scores)
+
+    @property
     def best_candidate(self) -> Candidate | None:
         """The candidate that currently makes the predictions (None: ``orders=None`` and
         nothing learnt yet)."""
-        return self._best
+        with self._lock:
+            return self._best
 
     @property
     def candidates(self) -> list[Candidate]:
         """Every candidate, the simplest first (the race's order: ties go to the first)."""
-        return list(self._candidates)
+        with self._lock:
+            return list(self._candidates)
 
     @property
     def table(self) -> list[CandidateRow]:
         """Every candidate's score over the window, whether its model solves at every
         sample (else it is lazy), and which leads."""
-        values = score_values([self.scores[key] for key in self._candidates])
+        with self._lock:
+            return self._table()
+
+    def _table(self) -> list[CandidateRow]:
+        values = score_values([self._scores[key] for key in self._candidates])
         return [
             CandidateRow(key, value, self._solving[slot[0]], key == self._best)
             for key, value, slot in zip(self._candidates, values, self._slots)
@@ -334,29 +357,37 @@ class AutoNRRLS(base.MiniBatchClassifier):
     def last_predictions(self) -> dict:
         """``{candidate: prediction}`` that scored the last learnt sample (lazy candidates:
         with the weights of the start of their block)."""
-        return dict(self._last)
+        with self._lock:
+            return dict(self._last)
 
     @property
     def best_model(self) -> compose.Pipeline:
         """A new pipeline equal to the best candidate's (its statistics, and a copy of the
         tree): it predicts as the candidate does; learning with it changes nothing here."""
-        if self._best is None:
-            raise ValueError("no candidate before the first sample (orders=None)")
-        m, position = self._slots[self._candidates.index(self._best)]
-        return self._models[m].pipeline(position, self._tree)
+        with self._lock:
+            if self._best is None:
+                raise ValueError("no candidate before the first sample (orders=None)")
+            m, position = self._slots[self._candidates.index(self._best)]
+            return self._models[m].pipeline(position, self._tree)
 
     def predict_candidate(self, x: dict, candidate: Candidate, proba: bool = False) -> typing.Any:
         """What ``candidate`` predicts for ``x`` from its present statistics (its pipeline's
         class, or with ``proba`` its probabilities), whether or not it leads or solves."""
+        with self._lock:
+            return self._predict_candidate(x, candidate, proba)
+
+    def _predict_candidate(self, x: dict, candidate: Candidate, proba: bool) -> typing.Any:
         m, position = self._slots[self._candidates.index(Candidate(*candidate))]
         return self._models[m].predict(x, position, not proba, self._paths)
 
     def debug_one(self, x: dict) -> str:
         """A table of every candidate: its prediction of ``x`` (from its present statistics),
         its score, whether it solves at every sample, and the leader (``*``)."""
+        with self._lock:  # (every row of the same state)
+            rows = self._table()
+            guesses = [self._predict_candidate(x, row.candidate, False) for row in rows]
         lines = [f"{'candidate':<22} {'prediction':>12} {'score':>8}  state"]
-        for row in self.table:
-            guess = self.predict_candidate(x, row.candidate)
+        for row, guess in zip(rows, guesses):
             name = f"{row.candidate.features}, l={row.candidate.forgetting:g}"
             state = ("solving" if row.solving else "lazy") + (" *" if row.leader else "")
             lines.append(f"{name:<22} {guess!s:>12} {row.score:>8.4f}  {state}")
@@ -379,9 +410,15 @@ class AutoNRRLS(base.MiniBatchClassifier):
         return paths
 
     def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
+        state = super().__getstate__()  # (under the lock: `OneCallAtATime`)
         state.pop("_last_paths", None)  # a cache of the tree's last transform
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        if "scores" in state:  # pickled when the scores were a plain attribute
+            state["_scores"] = state.pop("scores")
+        super().__setstate__(state)
 
     def _prepare(self, x: dict) -> Sample:
         """The sample as every candidate reads it (a bad ``x`` raises here)."""
@@ -399,9 +436,9 @@ class AutoNRRLS(base.MiniBatchClassifier):
         refuse is checked before any candidate predicts or any model learns.
 
         """
-        # Many small systems: BLAS on one thread (waking its threads for each costs more than
-        # they save, and much more on a busy machine)
-        with one_blas_thread():
+        # The whole step under the lock (see __init__). Many small systems: BLAS on one thread
+        # (waking its threads for each costs more than they save, more on a busy machine)
+        with self._lock, one_blas_thread():
             self._learn_one(x, y, w)
 
     def _learn_one(self, x: dict, y: typing.Hashable, w: float) -> None:
@@ -459,9 +496,9 @@ class AutoNRRLS(base.MiniBatchClassifier):
             self._last[key] = y_pred
             if y_pred is not None and y_pred != {}:
                 update_score(
-                    self.scores[key], self._recent[key], self._window, label, y_pred, extra
+                    self._scores[key], self._recent[key], self._window, label, y_pred, extra
                 )
-        values = score_values([self.scores[key] for key in self._candidates])
+        values = score_values([self._scores[key] for key in self._candidates])
         best = leader(self._candidates, values, self._metric.bigger_is_better)
         self._best = best
         self._update_lazy(values, self._candidates.index(best))
@@ -512,16 +549,14 @@ class AutoNRRLS(base.MiniBatchClassifier):
         weights = sample_weights(w, y)
         check_labels(y)
         labels = list(y)
-        saved = copy.deepcopy(self.__dict__)
-        try:
-            for i, x in enumerate(_rows(X)):
-                if weights is None:
-                    self.learn_one(x, labels[i])
-                else:
-                    self.learn_one(x, labels[i], w=float(weights[i]))
-        except BaseException:
-            self.__dict__.update(saved)
-            raise
+        with self._lock, one_blas_thread():  # the whole batch: a snapshot holds all or none
+            saved = self._state_copy()
+            try:
+                for i, x in enumerate(_rows(X)):
+                    self._learn_one(x, labels[i], 1.0 if weights is None else float(weights[i]))
+            except BaseException:
+                self._restore(saved)
+                raise
 
     # ------------------------------------------------------------------------ inference
 
@@ -536,21 +571,25 @@ class AutoNRRLS(base.MiniBatchClassifier):
 
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:  # type: ignore[override]  # (river's **kwargs: unused here)
         """The best candidate's probabilities (its pipeline's: `best_model`)."""
-        return self._predict(x, False)
+        with self._lock:
+            return self._predict(x, False)
 
     def predict_one(self, x: dict) -> typing.Hashable | None:  # type: ignore[override]  # (river's **kwargs: unused here)
         """The best candidate's class (its pipeline's: `best_model`); None before learning."""
-        return self._predict(x, True)
+        with self._lock:
+            return self._predict(x, True)
 
     def predict_many(self, X: typing.Any) -> typing.Any:
         """`predict_one` of every row, as a Series in ``X``'s backend."""
         values = np.empty(len(as_frame(X)), dtype=object)
-        values[:] = [self.predict_one(x) for x in _rows(as_frame(X))]
+        with self._lock:
+            values[:] = [self._predict(x, True) for x in _rows(as_frame(X))]
         return native_series(values, name=None, like=X)
 
     def predict_proba_many(self, X: typing.Any) -> typing.Any:
         """`predict_proba_one` of every row: one column per class (0 where absent)."""
-        rows = [self.predict_proba_one(x) for x in _rows(as_frame(X))]
+        with self._lock:
+            rows = [self._predict(x, False) for x in _rows(as_frame(X))]
         columns = list(dict.fromkeys(label for row in rows for label in row))
         values = np.array([[row.get(c, 0.0) for c in columns] for row in rows], float)
         return native_frame(values.reshape(len(rows), len(columns)), columns=columns, like=X)

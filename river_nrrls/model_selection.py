@@ -12,6 +12,7 @@ import pandas as pd
 from river import base, compose, metrics
 
 from ._checks import check_label, check_real
+from ._locking import OneCallAtATime
 from ._orders import NestedOrders, NestedSolution, label_of, shares_statistics
 from ._race import BlockClock, check_orders, check_positive, leader, score_values, update_score
 from ._rows import batch_samples, frame_samples, label_series, probability_frame, row_error
@@ -51,7 +52,7 @@ def _check_grid(grid: typing.Any, classifier: base.Classifier) -> tuple[float, .
     return tuple(sorted(factors, reverse=True))
 
 
-class PolynomialOrderSelector(base.MiniBatchClassifier):
+class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
     """Choose the polynomial order r online: every order raced on prequential G-mean.
 
     The NR-RLS paper reports results for RM orders r = 1..6 but does not say how r was chosen
@@ -105,6 +106,12 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
     scored samples only, so that the race itself follows a drift (a score over the whole
     stream keeps crowning the candidate that was best before it).
     ``benchmarks/results/selector.md`` measures both on drifting imbalanced streams.
+
+    **Threads.** Every public call holds the selector's lock across the whole step, its
+    models' calls included: threads sharing a selector take turns, and a pickle, copy or
+    clone of it is a state that existed (every model, score and block of the same sample).
+    With independent pipelines, `pipelines` and `best_model` are the selector's own: a thread
+    calling them directly is not held by the selector's lock.
 
     Parameters
     ----------
@@ -237,6 +244,11 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         self._forgettings = _check_grid(forgetting_grid, self._classifier)
         self._window = None if window is None else check_positive("window", window)
         self._init_state()
+        # One call at a time (`OneCallAtATime`). The models inside have their own locks, always
+        # taken after this one (they never call the selector), so the order never inverts
+        # while they are private to the selector (with shared statistics they are; independent
+        # pipelines are handed out by `pipelines`, but a call on one takes its lock alone).
+        self._new_lock()
 
     def _init_state(self) -> None:
         # Candidates: the orders, or (order, forgetting) pairs with a grid; ties go to the
@@ -263,7 +275,7 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
                     self._pipelines[self._key(order, forgetting)] = compose.Pipeline(
                         self._extender.clone({"degree": order}), classifier.clone()
                     )
-        self.scores: dict = {key: self._metric.clone() for key in self._candidates}
+        self._scores: dict = {key: self._metric.clone() for key in self._candidates}
         self._recent: dict = {key: collections.deque() for key in self._candidates}
         self._best = self._candidates[0]
         # Block-prequential scoring: the frozen scorers (copies of the pipelines, or the
@@ -277,9 +289,15 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         # The race's layout is derived from the parameters (a cache, built at the first learnt
         # sample): left out, so that a pickle is the same whether or not it was built, and a
         # refused call, which may build it before its sample is refused, changes nothing.
-        state = self.__dict__.copy()
+        state = super().__getstate__()  # (under the lock: `OneCallAtATime`)
         state.pop("_shared_race", None)
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        if "scores" in state:  # pickled when the scores were a plain attribute
+            state["_scores"] = state.pop("scores")
+        super().__setstate__(state)
 
     def _classifier_of(self, forgetting: float | None) -> base.Classifier:
         if forgetting is None:
@@ -309,16 +327,25 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         return bool(getattr(self._classifier, "_multiclass", False))
 
     @property
+    def scores(self) -> dict:
+        """``{candidate: metric}`` (see Attributes): a copy, as the race stands between two
+        samples."""
+        with self._lock:
+            return copy.deepcopy(self._scores)
+
+    @property
     def best_order(self) -> int:
         """The order of the candidate that currently makes the predictions."""
-        return self._best if self._forgettings is None else self._best[0]
+        with self._lock:
+            return self._split(self._best)[0]
 
     @property
     def best_forgetting(self) -> float | None:
         """The forgetting factor of that candidate: from ``forgetting_grid`` if given, else
         the classifier's own (None for a classifier without one)."""
-        if self._forgettings is not None:
-            return self._best[1]
+        with self._lock:
+            if self._forgettings is not None:
+                return self._best[1]
         return getattr(self._classifier, "forgetting", None)
 
     @property
@@ -330,17 +357,19 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         first solve direct): learning with them does not change the selector.
 
         """
-        if not self._shared:
-            return dict(self._pipelines)
-        return {key: self._materialise(key) for key in self._candidates}
+        with self._lock:
+            if not self._shared:
+                return dict(self._pipelines)
+            return {key: self._materialise(key) for key in self._candidates}
 
     @property
     def best_model(self) -> compose.Pipeline:
         """The pipeline of the best candidate (a new one with shared statistics, see
         `pipelines`)."""
-        if not self._shared:
-            return self._pipelines[self._best]
-        return self._materialise(self._best)
+        with self._lock:
+            if not self._shared:
+                return self._pipelines[self._best]
+            return self._materialise(self._best)
 
     def _split(self, key) -> tuple[int, float | None]:
         return (key, None) if self._forgettings is None else key
@@ -367,6 +396,10 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         every model has learnt.
 
         """
+        with self._lock:  # the whole step: every model, score and block (see __init__)
+            self._learn_one(x, y, w)
+
+    def _learn_one(self, x: dict, y: typing.Hashable, w: float) -> None:
         weight = check_real("w", w, low=0.0)
         check_label(y)  # unhashable: TypeError; missing (None, NaN, pd.NA): ValueError
         if self._shared:
@@ -382,11 +415,11 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         # The highest score (lowest if smaller is better), ties to the first candidate. One
         # get() each: river's GeometricMean.get() is not cheap.
         candidates = self._candidates
-        values = score_values([self.scores[key] for key in candidates])
+        values = score_values([self._scores[key] for key in candidates])
         self._best = leader(candidates, values, self._metric.bigger_is_better)
 
     def _update_score(self, key, y, y_pred, extra: dict) -> None:
-        update_score(self.scores[key], self._recent[key], self._window, y, y_pred, extra)
+        update_score(self._scores[key], self._recent[key], self._window, y, y_pred, extra)
 
     def _score_pipelines(self, x: dict, y: typing.Hashable, weight: float) -> list | None:
         """Independent pipelines: every candidate predicts, then (w > 0) learns."""
@@ -477,16 +510,24 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
     def predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:  # type: ignore[override]  # (river's **kwargs: unused here, a misspelt keyword raises)
         """The probabilities of the best order so far: what its pipeline (`best_model`) would
         give, computed from the shared statistics when the classifier is an NRRLS."""
+        with self._lock:
+            return self._predict_proba_one(x)
+
+    def _predict_proba_one(self, x: dict) -> dict[typing.Hashable, float]:
         if not self._shared:
-            return self.best_model.predict_proba_one(x)
+            return self._pipelines[self._best].predict_proba_one(x)
         nested, labels, outputs = self._best_outputs(x)
         return {} if outputs is None else nested.probabilities(labels, outputs)
 
     def predict_one(self, x: dict) -> typing.Hashable | None:  # type: ignore[override]  # (river's **kwargs: unused here, a misspelt keyword raises)
         """The prediction of the best order so far: what its pipeline (`best_model`) would
         predict, computed from the shared statistics when the classifier is an NRRLS."""
+        with self._lock:
+            return self._predict_one(x)
+
+    def _predict_one(self, x: dict) -> typing.Hashable | None:
         if not self._shared:
-            return self.best_model.predict_one(x)
+            return self._pipelines[self._best].predict_one(x)
         _, labels, outputs = self._best_outputs(x)
         return None if outputs is None else label_of(labels, outputs)
 
@@ -508,29 +549,29 @@ class PolynomialOrderSelector(base.MiniBatchClassifier):
         expand = self._validator().transform_one
         for x, name in zip(batch.rows, batch.names):
             self._row_call(expand, x, name)  # the values
-        before = copy.deepcopy(self.__dict__)
-        try:
-            for x, label, name in zip(batch.rows, batch.labels, batch.names):
-                self._row_call(self.learn_one, x, name, label)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
+        with self._lock:  # the whole batch: a snapshot holds all of it or none
+            before = self._state_copy()
+            try:
+                for x, label, name in zip(batch.rows, batch.labels, batch.names):
+                    self._row_call(self._learn_one, x, name, label, 1.0)
+            except BaseException:
+                self._restore(before)
+                raise
 
     def predict_many(self, X: pd.DataFrame) -> pd.Series:
         """`predict_one` of every row of ``X``, as a Series in ``X``'s backend."""
         rows, names = frame_samples(X)
-        return label_series(
-            [self._row_call(self.predict_one, x, n) for x, n in zip(rows, names)], X
-        )
+        with self._lock:
+            labels = [self._row_call(self._predict_one, x, n) for x, n in zip(rows, names)]
+        return label_series(labels, X)
 
     def predict_proba_many(self, X: pd.DataFrame) -> pd.DataFrame:
         """`predict_proba_one` of every row of ``X``: one column per class, in ``X``'s
         backend."""
         rows, names = frame_samples(X)
-        return probability_frame(
-            [self._row_call(self.predict_proba_one, x, n) for x, n in zip(rows, names)], X
-        )
+        with self._lock:
+            probas = [self._row_call(self._predict_proba_one, x, n) for x, n in zip(rows, names)]
+        return probability_frame(probas, X)
 
     def _validator(self) -> PolynomialExtender:
         """The highest order's extender, whose expansion checks a row's values as learn_one's."""

@@ -125,6 +125,14 @@ def test_every_candidate_is_its_pipeline_after_every_sample(weights):
     assert _check_every_sample(model, rows, labels, sample_weights) == 0
 
 
+def test_empty_samples_are_learnt_as_the_pipelines_learn_them():
+    """No order-1 column, only the sum terms of the higher orders (it raised TypeError)."""
+    rows, labels = _stream(n_samples=80)
+    for i in (0, 9, 30, 55):
+        rows[i] = {}
+    assert _check_every_sample(_small(lazy_after=None), rows, labels) == 0
+
+
 def test_lazy_candidates_are_scored_by_blocks_and_resolved_exactly():
     rows, labels = _stream(n_samples=400, emerging=False)
     model = _small(lazy_after=10, lazy_block=7, lazy_margin=0.0)

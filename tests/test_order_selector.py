@@ -213,6 +213,31 @@ def test_the_race_is_the_race_of_independent_pipelines():
         assert selector.best_order == min(values, key=lambda r: (-values[r], r))
 
 
+def test_an_empty_sample_is_learnt_as_the_pipelines_learn_it():
+    """An empty sample (or one of missing values) has no order-1 column but the sum terms of
+    the higher orders: every order learns and predicts it as its pipeline does (it raised
+    TypeError from the order-1 column selection)."""
+    rows, labels = _stream(n_samples=60, seed=3)
+    for i in (0, 7, 20, 41):
+        rows[i] = {} if i % 2 else {"x0": None}
+    selector = PolynomialOrderSelector(orders=(1, 2, 3))
+    pipelines = {r: PolynomialExtender(degree=r) | NRRLS() for r in (1, 2, 3)}
+    scores = {r: metrics.GeometricMean() for r in (1, 2, 3)}
+    for x, y in zip(rows, labels):
+        for r, pipeline in pipelines.items():
+            y_pred = pipeline.predict_one(x)
+            if y_pred is not None:
+                scores[r].update(y, y_pred)
+            pipeline.learn_one(x, y)
+        selector.learn_one(x, y)
+        assert {r: score.get() for r, score in selector.scores.items()} == {
+            r: score.get() for r, score in scores.items()
+        }
+        for r, pipeline in selector.pipelines.items():
+            assert pipeline["NRRLS"].weights == pipelines[r]["NRRLS"].weights
+            assert pipeline.predict_proba_one({}) == pipelines[r].predict_proba_one({})
+
+
 def test_materialised_pipelines_are_the_independent_ones():
     rows, labels = _stream(n_samples=80, classes=("a", "b", "c"))
     selector = PolynomialOrderSelector(orders=(1, 2, 3), extender=MEAN3)

@@ -1,8 +1,9 @@
 """Snapshots taken while other threads learn are states that existed.
 
 A ``pickle.dumps``, ``copy.deepcopy`` or ``clone(include_attributes=True)`` of every estimator
-that learns (`NRRLS`, `RLSRegressor`, `OCSCA` with the model it wraps, the baselines) is taken
-under the model's lock, so it is the model after some prefix of the stream that another
+that learns (`NRRLS`, `RLSRegressor`, `OCSCA` with the model it wraps, the baselines, and the
+composites `PolynomialOrderSelector` and `AutoNRRLS` with their inner models) is taken under
+the model's lock, so it is the model after some prefix of the stream that another
 thread is teaching it: never a mixture of two steps. Each test lets one thread learn a stream
 while others take snapshots, then replays the stream and checks that every snapshot equals the
 model after some prefix, and that a model resumed from a snapshot goes on exactly as one that
@@ -18,11 +19,12 @@ import threading
 import time
 
 import numpy as np
+import pandas as pd
 import pytest
 from kernel_paths import kernel_path  # noqa: F401  (a fixture: both kernel paths)
 from river import linear_model, optim
 
-from river_nrrls import NRRLS, OCSCA, RLSRegressor, baselines
+from river_nrrls import NRRLS, OCSCA, AutoNRRLS, PolynomialOrderSelector, RLSRegressor, baselines
 
 
 def _stream(n_samples: int, n_features: int, seed: int, regression: bool) -> list:
@@ -46,10 +48,20 @@ _PROBES = [{"x0": 1.0, "x1": -0.5}, {"x2": 0.7, "x5": 1.3, "unseen": 2.0}, {"x3"
 
 def _fingerprint(model) -> bytes:
     """What a state determines, as bytes: its samples' masses and its weights (NRRLS,
-    RLSRegressor), or its outputs at fixed probes, its public weights and, where it has them,
-    its class masses and ACOG's cost ratio (any classifier; an OCSCA's outputs hold its base
-    model's)."""
-    if isinstance(model, RLSRegressor):
+    RLSRegressor), every candidate's score and model (the composites), or its outputs at fixed
+    probes, its public weights and, where it has them, its class masses and ACOG's cost ratio
+    (any classifier; an OCSCA's outputs hold its base model's)."""
+    if isinstance(model, PolynomialOrderSelector):
+        parts = [model.best_order, model.best_forgetting, _scores(model.scores)]
+        parts += [_fingerprint(pipeline["NRRLS"]) for pipeline in model.pipelines.values()]
+    elif isinstance(model, AutoNRRLS):
+        parts = [list(model.table), sorted(model.last_predictions.items(), key=repr)]
+        parts += [
+            sorted(model.predict_candidate(probe, row.candidate, proba=True).items())
+            for row in model.table
+            for probe in _PROBES
+        ]
+    elif isinstance(model, RLSRegressor):
         parts = [model.n_samples, model.bias, *sorted(model.weights.items())]
     elif isinstance(model, NRRLS):
         parts = [sorted(model.n_samples.items(), key=repr)]
@@ -64,6 +76,10 @@ def _fingerprint(model) -> bytes:
         )
         parts += [getattr(model, "rho", None), getattr(model, "n_samples", None)]
     return repr(parts).encode()
+
+
+def _scores(scores: dict) -> list:
+    return [(key, score.get()) for key, score in scores.items()]
 
 
 def _logistic_regression():
@@ -89,10 +105,27 @@ MODELS = {
     "ARRLS": lambda: baselines.ARRLS(),
     "IRRLS": lambda: baselines.IRRLS(),
     "CSOGD": lambda: baselines.CSOGDClassifier(intercept=True),
+    # composites: their inner models (NRRLS, TreePathFeatures) learn inside the composite's step
+    "PolynomialOrderSelector": lambda: PolynomialOrderSelector(
+        orders=(1, 2), forgetting_grid=(1.0, 0.98), window=50
+    ),
+    "PolynomialOrderSelector-pipelines": lambda: PolynomialOrderSelector(
+        orders=(1, 2), classifier=NRRLS(solver="woodbury"), block=3
+    ),
+    "AutoNRRLS": lambda: AutoNRRLS(
+        orders=(1, 2), forgetting_grid=(1.0, 0.98), window=50, lazy_after=10, lazy_block=5
+    ),
 }
 
-#: IR-RLS re-runs its recursion over every stored sample at each step: a shorter stream.
-_N_SAMPLES = {"IRRLS": 80}
+#: Shorter streams where a step is costly (the file also runs under the sanitizer): IR-RLS
+#: re-runs its recursion over every stored sample; a composite races several models (an
+#: AutoNRRLS's turn lazy after 10 samples out of contention, well within its stream).
+_N_SAMPLES = {
+    "IRRLS": 80,
+    "PolynomialOrderSelector": 150,
+    "PolynomialOrderSelector-pipelines": 150,
+    "AutoNRRLS": 100,
+}
 
 
 @pytest.mark.usefixtures("kernel_path")
@@ -228,3 +261,32 @@ def test_a_clone_with_its_attributes_is_the_whole_state_of_an_ocsca_and_its_mode
     clone = model.clone(include_attributes=True)
     assert _fingerprint(clone) == _fingerprint(model)
     assert _fingerprint(model.clone()) != _fingerprint(model)  # the default: nothing learnt
+
+
+_COMPOSITES = ["PolynomialOrderSelector", "PolynomialOrderSelector-pipelines", "AutoNRRLS"]
+
+
+@pytest.mark.parametrize("name", _COMPOSITES)
+def test_a_composite_pickled_when_its_scores_were_an_attribute_loads(name):
+    model = _learnt(name)
+    state = model.__getstate__()
+    state["scores"] = state.pop("_scores")  # the layout before `scores` was a locked copy
+    old = type(model).__new__(type(model))
+    old.__setstate__(state)
+    assert _fingerprint(old) == _fingerprint(model)
+    x, y = _stream(31, 5, seed=1, regression=False)[-1]
+    old.learn_one(x, y)
+    model.learn_one(x, y)
+    assert _fingerprint(old) == _fingerprint(model)
+
+
+@pytest.mark.parametrize("name", _COMPOSITES)
+def test_a_refused_mini_batch_of_a_composite_keeps_its_state_and_its_lock(name):
+    model = _learnt(name)
+    lock, before = model._lock, pickle.dumps(model)
+    X = pd.DataFrame({"x0": [0.5, 1e100], "x1": [0.25, 1e100]})  # row 2: squares too large
+    with pytest.raises(ValueError):
+        model.learn_many(X, pd.Series([True, False]))
+    assert pickle.dumps(model) == before
+    assert model._lock is lock  # (other threads may be waiting on it)
+    model.learn_one({"x0": 0.5}, True)  # and it still learns
