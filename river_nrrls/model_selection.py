@@ -431,6 +431,7 @@ class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
             if self._block_clock.starts() or frozen is None:
                 frozen = {key: copy.deepcopy(model) for key, model in self._pipelines.items()}
             scorers = frozen
+        self._check_learnable(x, y, weight)
         # Predict with every candidate first: a bad x raises here, before any state changed.
         predictions = [
             scorers[key].predict_one(x) if use_labels else scorers[key].predict_proba_one(x)
@@ -443,6 +444,14 @@ class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
             self._pipelines[key].learn_one(x, y, **extra)
         self._advance_block(scorers)
         return predictions
+
+    def _check_learnable(self, x: dict, y: typing.Hashable, weight: float) -> None:
+        """Refuse what the most demanding pipeline's `NRRLS` would refuse to learn (its range,
+        ``max_size``) before any pipeline predicts: a prediction caches an NRRLS's weights,
+        which a refused call must not leave behind. Other classifiers refuse as they learn."""
+        extender, classifier = self._pipelines[self._learning_order()[0]].steps.values()
+        if isinstance(classifier, NRRLS):
+            classifier.check_learnable(extender.transform_one(x), y, weight)
 
     def _learning_order(self) -> list:
         """The candidates from the most demanding range down: highest order, then the least

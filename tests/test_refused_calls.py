@@ -267,12 +267,10 @@ _SELECTOR_CASES = [
         ("forgetting_grid", {"forgetting_grid": (1.0, 0.99)}),
         ("window", {"window": 3}),
         ("block", {"block": 2}),
-        ("pipelines", {"solver": "woodbury", "block": 2}),  # no shared statistics
+        ("pipelines", {"solver": "woodbury"}),  # no shared statistics
+        ("pipelines-block", {"solver": "woodbury", "block": 2}),
     ]
     for learnt in (False, True)
-    # (not a fresh selector of independent pipelines: river's compose.Pipeline builds its
-    # execution plan at its first call, refused or not, a cache of river's own)
-    if learnt or name != "pipelines"
 ]
 
 
