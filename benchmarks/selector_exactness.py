@@ -19,7 +19,6 @@ and forgetting, and a long random stream.
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 import time
 from pathlib import Path
@@ -28,29 +27,14 @@ import numpy as np
 from river import metrics
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))  # the streams of its test
 
-from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, datasets  # noqa: E402
+from helpers import leading_inputs, nonlinear_stream  # noqa: E402
+
+from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 ORDERS = (1, 2, 3, 4, 5, 6)
-
-
-def bundled(name: str, n_inputs: int, n_rows: int | None = None) -> list:
-    """The first ``n_inputs`` inputs of a bundled set (its first ``n_rows`` rows)."""
-    rows = itertools.islice(getattr(datasets, name)(), n_rows)
-    return [(dict(itertools.islice(x.items(), n_inputs)), y) for x, y in rows]
-
-
-def random_stream(n_samples: int, n_inputs: int, seed: int = 0) -> list:
-    """Inputs in [0, 1], a noisy nonlinear boundary, 30 % positives."""
-    rng = np.random.default_rng(seed)
-    direction = rng.normal(size=n_inputs)
-    stream = []
-    for _ in range(n_samples):
-        values = rng.random(n_inputs)
-        score = np.sin(3.0 * values @ direction) + 0.5 * rng.normal()
-        stream.append(({f"x{j}": float(v) for j, v in enumerate(values)}, bool(score > 0.4)))
-    return stream
 
 
 def compare(stream: list, classifier: NRRLS, weights: tuple | None = None) -> dict:
@@ -84,23 +68,28 @@ def compare(stream: list, classifier: NRRLS, weights: tuple | None = None) -> di
 def streams(quick: bool) -> list:
     if quick:
         return [
-            ("Ionosphere, 21 inputs, 120 rows", bundled("Ionosphere", 21, 120), NRRLS(), None),
-            ("random, 12 inputs", random_stream(150, 12), NRRLS(), None),
+            (
+                "Ionosphere, 21 inputs, 120 rows",
+                leading_inputs("Ionosphere", 21, 120),
+                NRRLS(),
+                None,
+            ),
+            ("random, 12 inputs", nonlinear_stream(150, 12), NRRLS(), None),
         ]
     return [
-        ("Spambase, 21 inputs, 1109 rows", bundled("Spambase", 21, 1109), NRRLS(), None),
-        ("German, 21 inputs", bundled("German", 21), NRRLS(), None),
-        ("Ionosphere, 21 inputs", bundled("Ionosphere", 21), NRRLS(), None),
-        ("SpectfHeart, 21 inputs", bundled("SpectfHeart", 21), NRRLS(), None),
-        ("Wdbc, 21 inputs", bundled("Wdbc", 21), NRRLS(), None),
-        ("Sonar, 21 inputs", bundled("Sonar", 21), NRRLS(), None),
+        ("Spambase, 21 inputs, 1109 rows", leading_inputs("Spambase", 21, 1109), NRRLS(), None),
+        ("German, 21 inputs", leading_inputs("German", 21), NRRLS(), None),
+        ("Ionosphere, 21 inputs", leading_inputs("Ionosphere", 21), NRRLS(), None),
+        ("SpectfHeart, 21 inputs", leading_inputs("SpectfHeart", 21), NRRLS(), None),
+        ("Wdbc, 21 inputs", leading_inputs("Wdbc", 21), NRRLS(), None),
+        ("Sonar, 21 inputs", leading_inputs("Sonar", 21), NRRLS(), None),
         (
             "Ionosphere, 21 inputs, w in (1, 0.3, 2.7), forgetting 0.995",
-            bundled("Ionosphere", 21),
+            leading_inputs("Ionosphere", 21),
             NRRLS(forgetting=0.995),
             (1.0, 0.3, 2.7),
         ),
-        ("random, 12 inputs, 3000 samples", random_stream(3000, 12), NRRLS(), None),
+        ("random, 12 inputs, 3000 samples", nonlinear_stream(3000, 12), NRRLS(), None),
     ]
 
 

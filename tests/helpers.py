@@ -6,11 +6,15 @@ Each name has one meaning across the test suite:
   exactly as it was;
 - `is_missing`: whether the package reads a feature value as missing;
 - `relative_difference`: ``||a - b||_2 / ||b||_2`` of two arrays (``reference.relative_error``
-  is another measure: the error of a weight matrix on the batch TER's own scale).
+  is another measure: the error of a weight matrix on the batch TER's own scale);
+- `leading_inputs`, `nonlinear_stream`: the wide real and random streams on which the order
+  selector is compared with its pipelines (``test_order_selector_exactness.py`` and
+  ``benchmarks/selector_exactness.py``).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import pickle
 import typing
@@ -18,7 +22,13 @@ import typing
 import numpy as np
 import pandas as pd
 
-__all__ = ["is_missing", "pickled_state", "relative_difference"]
+__all__ = [
+    "is_missing",
+    "leading_inputs",
+    "nonlinear_stream",
+    "pickled_state",
+    "relative_difference",
+]
 
 
 def pickled_state(model: typing.Any) -> bytes:
@@ -44,3 +54,23 @@ def relative_difference(a: np.ndarray, reference: np.ndarray) -> float:
     matrices) of the difference, relative to that of ``reference`` (which must not be 0)."""
     a, reference = np.asarray(a, dtype=float), np.asarray(reference, dtype=float)
     return float(np.linalg.norm(a - reference) / np.linalg.norm(reference))
+
+
+def leading_inputs(name: str, n_inputs: int, n_rows: int | None = None) -> list:
+    """The first ``n_inputs`` inputs of a bundled data set (its first ``n_rows`` rows)."""
+    from river_nrrls import datasets
+
+    rows = itertools.islice(getattr(datasets, name)(), n_rows)
+    return [(dict(itertools.islice(x.items(), n_inputs)), y) for x, y in rows]
+
+
+def nonlinear_stream(n_samples: int, n_inputs: int, seed: int = 0) -> list:
+    """Inputs in [0, 1], a noisy nonlinear boundary, 30 % positives."""
+    rng = np.random.default_rng(seed)
+    direction = rng.normal(size=n_inputs)
+    stream = []
+    for _ in range(n_samples):
+        values = rng.random(n_inputs)
+        score = np.sin(3.0 * values @ direction) + 0.5 * rng.normal()
+        stream.append(({f"x{j}": float(v) for j, v in enumerate(values)}, bool(score > 0.4)))
+    return stream

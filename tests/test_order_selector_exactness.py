@@ -14,33 +14,15 @@ and the predictions, probabilities, scores and best order, after every sample.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
+from helpers import leading_inputs, nonlinear_stream
 from river import metrics
 
-from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, datasets
+from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector
 from river_nrrls._orders import label_of
 
 ORDERS = (1, 2, 3, 4, 5, 6)
-
-
-def _bundled(name: str, n_inputs: int, n_rows: int | None = None) -> list:
-    """The first ``n_inputs`` inputs of a bundled data set (its first ``n_rows`` rows)."""
-    rows = itertools.islice(getattr(datasets, name)(), n_rows)
-    return [(dict(itertools.islice(x.items(), n_inputs)), y) for x, y in rows]
-
-
-def _random_stream(n_samples: int, n_inputs: int, seed: int = 0) -> list:
-    rng = np.random.default_rng(seed)
-    direction = rng.normal(size=n_inputs)
-    stream = []
-    for _ in range(n_samples):
-        values = rng.random(n_inputs)
-        score = np.sin(3.0 * values @ direction) + 0.5 * rng.normal()
-        stream.append(({f"x{j}": float(v) for j, v in enumerate(values)}, bool(score > 0.4)))
-    return stream
 
 
 def _race_side_by_side(stream, classifier=None, weights=None, orders=ORDERS) -> None:
@@ -88,14 +70,14 @@ def _race_side_by_side(stream, classifier=None, weights=None, orders=ORDERS) -> 
 def test_every_order_is_its_pipeline_on_wide_real_data(name, n_rows):
     """21 inputs: order 6 has 238 columns. Before the fix, order 6 predicted another class
     than its pipeline at Ionosphere's sample 32 and SpectfHeart's sample 65."""
-    _race_side_by_side(_bundled(name, 21, n_rows))
+    _race_side_by_side(leading_inputs(name, 21, n_rows))
 
 
 def test_non_dyadic_weights_and_forgetting_on_wide_real_data():
     """Sample weights such as 0.3 round ``w x_i x_j`` by where the columns sit: one set of
     statistics for every order is not every pipeline's to the bit. Every order's own is."""
     _race_side_by_side(
-        _bundled("Ionosphere", 21, 60), NRRLS(forgetting=0.995), weights=(1.0, 0.3, 2.7)
+        leading_inputs("Ionosphere", 21, 60), NRRLS(forgetting=0.995), weights=(1.0, 0.3, 2.7)
     )
 
 
@@ -112,14 +94,14 @@ def test_non_dyadic_weights_and_forgetting_on_wide_real_data():
     ],
 )
 def test_every_order_is_its_pipeline_on_whole_wide_sets(name, n_inputs, n_rows):
-    _race_side_by_side(_bundled(name, n_inputs, n_rows))
+    _race_side_by_side(leading_inputs(name, n_inputs, n_rows))
 
 
 @pytest.mark.slow
 def test_every_order_is_its_pipeline_on_a_long_stream():
     """3000 samples of 12 inputs: order 5 has 113 columns, order 6 135 (stale factors with
     their refreshes, thousands of conjugate-gradient solves)."""
-    _race_side_by_side(_random_stream(3000, 12), orders=(1, 3, 5, 6))
+    _race_side_by_side(nonlinear_stream(3000, 12), orders=(1, 3, 5, 6))
 
 
 @pytest.mark.parametrize(
