@@ -24,8 +24,11 @@ import typing
 import numpy as np
 from river import metrics
 
+from ._checks import check_real
+
 __all__ = [
     "BlockClock",
+    "check_grid",
     "check_orders",
     "check_positive",
     "leader",
@@ -53,6 +56,17 @@ def check_orders(orders: typing.Any) -> tuple[int, ...]:
     if len(set(orders)) != len(orders):
         raise ValueError(f"orders must be distinct, got {orders!r}")
     return tuple(sorted(int(order) for order in orders))
+
+
+def check_grid(grid: typing.Any) -> tuple[float, ...]:
+    """The forgetting factors of a ``forgetting_grid``: in (0, 1], distinct (a tuple or list),
+    decreasing (no forgetting first, the simplest); else a ValueError."""
+    if not isinstance(grid, (tuple, list)) or not grid:
+        raise ValueError(f"forgetting_grid must be a non-empty tuple of floats, got {grid!r}")
+    factors = [check_real("forgetting_grid", v, low=0.0, high=1.0, low_open=True) for v in grid]
+    if len(set(factors)) != len(factors):
+        raise ValueError(f"forgetting_grid must hold distinct factors, got {grid!r}")
+    return tuple(sorted(factors, reverse=True))
 
 
 def update_score(

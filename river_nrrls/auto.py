@@ -16,7 +16,15 @@ from ._checks import check_label, check_labels, check_paired, check_real, sample
 from ._frames import as_frame, as_series, native_frame, native_series
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget
-from ._race import BlockClock, check_orders, check_positive, leader, score_values, update_score
+from ._race import (
+    BlockClock,
+    check_grid,
+    check_orders,
+    check_positive,
+    leader,
+    score_values,
+    update_score,
+)
 from ._threads import one_blas_thread
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
@@ -25,16 +33,6 @@ from .tree_paths import TreePathFeatures
 __all__ = ["AutoNRRLS", "Candidate"]
 
 _PLAIN = frozenset((float, int))  # value types whose equality means equal tree-path features
-
-
-def _check_grid(grid: typing.Any) -> tuple[float, ...]:
-    """The forgetting factors, in (0, 1], distinct, decreasing."""
-    if not isinstance(grid, (tuple, list)) or not grid:
-        raise ValueError(f"forgetting_grid must be a non-empty tuple of floats, got {grid!r}")
-    factors = [check_real("forgetting_grid", v, low=0.0, high=1.0, low_open=True) for v in grid]
-    if len(set(factors)) != len(factors):
-        raise ValueError(f"forgetting_grid must hold distinct factors, got {grid!r}")
-    return tuple(sorted(factors, reverse=True))
 
 
 #: ``orders=None``: the highest order is the largest (up to `MAX_DEFAULT_ORDER`) whose reduced
@@ -242,7 +240,7 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         self.lazy_margin = lazy_margin
         self.max_size = max_size
         self._orders = None if orders is None else check_orders(orders)
-        self._grid = _check_grid(forgetting_grid)
+        self._grid = check_grid(forgetting_grid)
         if not isinstance(tree_paths, (bool, np.bool_)):
             raise ValueError(f"tree_paths must be a bool, got {tree_paths!r}")
         self._metric = metrics.GeometricMean() if metric is None else metric

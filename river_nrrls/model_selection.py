@@ -14,7 +14,15 @@ from river import base, compose, metrics
 from ._checks import check_label, check_real
 from ._locking import OneCallAtATime
 from ._orders import NestedOrders, NestedSolution, label_of, shares_statistics
-from ._race import BlockClock, check_orders, check_positive, leader, score_values, update_score
+from ._race import (
+    BlockClock,
+    check_grid,
+    check_orders,
+    check_positive,
+    leader,
+    score_values,
+    update_score,
+)
 from ._rows import batch_samples, frame_samples, label_series, probability_frame, row_error
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
@@ -37,19 +45,13 @@ def _check_grid(grid: typing.Any, classifier: base.Classifier) -> tuple[float, .
     """The forgetting factors of ``forgetting_grid``, decreasing (None: no grid)."""
     if grid is None:
         return None
-    if not isinstance(grid, (tuple, list)) or not grid:
-        raise ValueError(f"forgetting_grid must be a non-empty tuple of floats, got {grid!r}")
-    factors = [
-        check_real("forgetting_grid", value, low=0.0, high=1.0, low_open=True) for value in grid
-    ]
-    if len(set(factors)) != len(factors):
-        raise ValueError(f"forgetting_grid must hold distinct factors, got {grid!r}")
+    factors = check_grid(grid)
     if "forgetting" not in classifier._get_params():
         raise ValueError(
             f"forgetting_grid needs a classifier with a forgetting parameter, such as NRRLS; "
             f"{type(classifier).__name__} has none"
         )
-    return tuple(sorted(factors, reverse=True))
+    return factors
 
 
 class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
