@@ -1,5 +1,5 @@
 """A mini-batch as the samples of the ``learn_one`` loop over its rows, for estimators whose
-``*_many`` methods are that loop (`PolynomialOrderSelector`).
+``*_many`` methods are that loop (`PolynomialOrderSelector`, `AutoNRRLS`).
 
 `batch_samples` reads a dataframe of any backend river accepts and its labels into the dicts and
 labels that ``learn_one`` would get, row by row, refusing what the loop would refuse for a

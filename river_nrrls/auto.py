@@ -12,8 +12,8 @@ import pandas as pd
 from river import base, compose, metrics
 
 from ._candidates import Candidate, PolynomialModels, Sample, TreePathModel, feature_map
-from ._checks import check_label, check_labels, check_paired, check_real, sample_weights
-from ._frames import as_frame, as_series, native_frame, native_series
+from ._checks import check_label, check_real, sample_weights
+from ._frames import as_series
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget
 from ._race import (
@@ -25,6 +25,7 @@ from ._race import (
     score_values,
     update_score,
 )
+from ._rows import batch_samples, frame_samples, label_series, probability_frame
 from ._threads import one_blas_thread
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
@@ -540,18 +541,13 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
     def learn_many(self, X: pd.DataFrame, y: pd.Series, w: float | pd.Series | None = None) -> None:
         """The `learn_one` loop over the rows (``NaN`` in ``X``: missing); ``w`` one weight or
         one per row. A refused mini-batch (any row) leaves the model as it was."""
-        X, y, w = as_frame(X), as_series(y), as_series(w)
-        if len(X) != len(y):
-            raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
-        check_paired(X, y)
-        weights = sample_weights(w, y)
-        check_labels(y)
-        labels = list(y)
+        batch = batch_samples(X, y)  # the rows, their checked labels, paired by position
+        weights = sample_weights(as_series(w), as_series(y))
         with self._lock, one_blas_thread():  # the whole batch: a snapshot holds all or none
             saved = self._state_copy()
             try:
-                for i, x in enumerate(_rows(X)):
-                    self._learn_one(x, labels[i], 1.0 if weights is None else float(weights[i]))
+                for i, (x, label) in enumerate(zip(batch.rows, batch.labels)):
+                    self._learn_one(x, label, 1.0 if weights is None else float(weights[i]))
             except BaseException:
                 self._restore(saved)
                 raise
@@ -579,25 +575,14 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
 
     def predict_many(self, X: typing.Any) -> typing.Any:
         """`predict_one` of every row, as a Series in ``X``'s backend."""
-        values = np.empty(len(as_frame(X)), dtype=object)
+        rows, _ = frame_samples(X)
         with self._lock:
-            values[:] = [self._predict(x, True) for x in _rows(as_frame(X))]
-        return native_series(values, name=None, like=X)
+            labels = [self._predict(x, True) for x in rows]
+        return label_series(labels, X)
 
     def predict_proba_many(self, X: typing.Any) -> typing.Any:
-        """`predict_proba_one` of every row: one column per class (0 where absent)."""
+        """`predict_proba_one` of every row: one column per class, in ``X``'s backend."""
+        rows, _ = frame_samples(X)
         with self._lock:
-            rows = [self._predict(x, False) for x in _rows(as_frame(X))]
-        columns = list(dict.fromkeys(label for row in rows for label in row))
-        values = np.array([[row.get(c, 0.0) for c in columns] for row in rows], float)
-        return native_frame(values.reshape(len(rows), len(columns)), columns=columns, like=X)
-
-
-def _rows(X: pd.DataFrame) -> typing.Iterator[dict]:
-    """The rows of a frame as ``learn_one`` takes them: NaN (or NA) values are missing."""
-    columns = list(X.columns)
-    for values in X.itertuples(index=False, name=None):
-        yield {
-            c: (None if v is None or (not isinstance(v, str) and pd.isna(v)) else v)
-            for c, v in zip(columns, values)
-        }
+            probabilities = [self._predict(x, False) for x in rows]
+        return probability_frame(probabilities, X)  # (every row: the leader's classes)
