@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import csv
 import gzip
 import io
@@ -19,7 +20,7 @@ import pytest
 from river import base, evaluate, linear_model, metrics, preprocessing, stream
 
 from river_nrrls import NRRLS, cli, datasets
-from river_nrrls.cli import _csv_stream
+from river_nrrls.cli import _csv_stream, _models
 
 LIMIT = 200
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -102,7 +103,7 @@ def test_evaluate_default_prints_table_with_both_models(capsys):
         "(s)",
         "memory",
     ]
-    assert [line.split()[0] for line in lines[2:]] == ["nrrls", "lr", "lr-std"]
+    assert [line.split()[0] for line in lines[2:]] == ["auto", "nrrls", "lr", "lr-std"]
     for line in lines[2:]:
         cells = line.split()
         for cell in cells[1:4]:
@@ -123,7 +124,7 @@ def test_module_runs_as_a_subprocess():
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
     assert lines[1].startswith("model") and "G-mean" in lines[1] and "memory" in lines[1]
-    assert {line.split()[0] for line in lines[2:]} == {"nrrls", "lr", "lr-std"}
+    assert {line.split()[0] for line in lines[2:]} == {"auto", "nrrls", "lr", "lr-std"}
     assert completed.stderr == ""  # a pipe is not a terminal: no progress bar
 
 
@@ -397,14 +398,13 @@ def test_csv_labels_other_than_booleans(capsys, tmp_path):
 
 
 def test_binary_only_models_see_booleans():
-    x = {"a": 1.0}
-    tie = [(x, "b"), (x, "a"), (x, "a"), (x, "b")]
-    assert [y for _, y in cli.evaluate._boolean_labels(tie)] == [True, False, False, True]
-    rare_last = [(x, "b"), (x, "b"), (x, "a")]
-    assert [y for _, y in cli.evaluate._boolean_labels(rare_last)] == [False, False, True]
-    assert cli.evaluate._boolean_labels([(x, "a"), (x, "b"), (x, "c")]) is None
-    booleans = [(x, True), (x, False)]
-    assert cli.evaluate._boolean_labels(booleans) is booleans
+    def positive(labels: str) -> object:
+        return _models.binary_view(collections.Counter(labels))
+
+    assert positive("baab") == "b"  # a tie: the first seen
+    assert positive("bba") == "a"  # the less frequent
+    assert positive("abc") is None
+    assert _models.binary_view(collections.Counter([True, False])) is _models.AS_GIVEN
 
 
 def test_csv_lowercase_booleans_are_booleans(capsys, tmp_path):
@@ -580,15 +580,18 @@ def test_csv_boolean_feature_cells_are_one_and_zero(capsys, tmp_path):
     assert all(type(value) is float for x, _ in samples for value in x.values())
     code, out, err = _run(capsys, "evaluate", "--csv", path, "--target", "y")
     assert code == 0 and err == "" and "3 samples, 2 features" in out
-    # a cell that is neither a number nor a boolean: the refusal says what a cell may be
-    path = _write_csv(tmp_path / "c.csv", ["flag", "y"], [["yes", "a"]])
+    # booleans are numbers: a column of booleans and text is refused, saying what it may hold
+    path = _write_csv(tmp_path / "c.csv", ["flag", "y"], [["true", "a"], ["yes", "b"]])
     code, _, err = _run(capsys, "evaluate", "--csv", path, "--target", "y")
-    assert code == 2 and "non-numeric value 'yes'" in err and "true or false" in err
+    assert code == 2 and "'yes' is text" in err and "numbers (or true/false) or text" in err
 
 
 _GOOD = ["0.5", "0.25", "True"]
 _BAD_ROWS = {
-    "non-numeric": (["0.5", "abc", "True"], ["column 'f2'", "non-numeric", "'abc'"]),
+    "text in a numeric column": (
+        ["0.5", "abc", "True"],
+        ["column 'f2'", "'abc' is text", "first value ('0.25', data row 1 (line 2))", "not both"],
+    ),
     "not finite": (["nan", "0.1", "False"], ["column 'f1'", "non-finite"]),
     "infinite": (["0.2", "-inf", "False"], ["column 'f2'", "non-finite"]),
     "too many fields": (["0.5", "0.1", "True", "9"], ["expected 3 fields, got 4"]),
@@ -641,6 +644,8 @@ def test_csv_bad_row_in_a_subprocess_has_no_traceback(tmp_path):
         (b"a,y\n\xff\xfe,1\n", ["--target", "y"], "not UTF-8"),
         ('a,y\n"1,True\n', ["--target", "y"], "expected 2 fields, got 1"),
         ("a,y\n1,True\n", [], "--csv needs --target"),
+        ("a,y\nweb,True\n2.5,False\n", ["--target", "y"], "column 'a': '2.5' is a number"),
+        ("\ufeffa,y\n1,True\nx,False\n", ["--target", "y"], "data row 2 (line 3), column 'a'"),
     ],
 )
 def test_csv_file_problems_exit_2(capsys, tmp_path, content, argv, expected):

@@ -3,7 +3,8 @@
 This module owns everything between a path and the samples: opening the file (decompressed
 when it ends in ``.gz``; only a regular file, since it is read twice), reading its records with
 a bounded length, checking the header, typing the cells (every column but the target a numeric
-or boolean feature, the target's cells labels) and naming the data row, line and column of any
+feature, booleans included, or a text one, its cells categories; the target's cells labels) and
+naming the data row, line and column of any
 bad value in a `UsageError`. `CsvStream` streams the file (the ``evaluate`` command's way),
 `read_csv` reads it into memory. Internal to `river_nrrls.cli`: its public names are re-exported by
 `river_nrrls.cli.evaluate`.
@@ -31,6 +32,8 @@ from . import ProgressBar, UsageError
 __all__ = [
     "MAX_COLUMNS",
     "MAX_LABELS",
+    "MAX_CATEGORIES",
+    "MAX_CATEGORY_CHARS",
     "MAX_LABEL_CHARS",
     "MAX_RECORD_CHARS",
     "CsvStream",
@@ -59,6 +62,10 @@ MAX_COLUMNS = 100_000
 #: The most distinct labels of a CSV file's target, and the most characters they hold together.
 MAX_LABELS = 1_000
 MAX_LABEL_CHARS = 2**20
+#: The most distinct values of the text (categorical) columns of a CSV file together, each a
+#: one-hot feature, and the most characters they (and their column names) hold together.
+MAX_CATEGORIES = 1_000
+MAX_CATEGORY_CHARS = 2**20
 #: The check of a CSV file counts its rows on the progress bar every this many rows.
 _PROGRESS_EVERY = 1000
 
@@ -123,7 +130,13 @@ class _DataRow(typing.NamedTuple):
     """A non-blank data row of a CSV file: its cells, and where it is (for messages)."""
 
     cells: list[str]
-    where: str  # "PATH: data row N (line L)"
+    path: str
+    place: str  # "data row N (line L)"
+
+    @property
+    def where(self) -> str:
+        """``PATH: data row N (line L)``."""
+        return f"{self.path}: {self.place}"
 
 
 class _Records:
@@ -150,7 +163,7 @@ class _Records:
             if limit is not None and data_row >= limit:
                 break
             data_row += 1
-            yield _DataRow(cells, f"{self.path}: data row {data_row} (line {self.reader.line_num})")
+            yield _DataRow(cells, self.path, f"data row {data_row} (line {self.reader.line_num})")
 
 
 @contextlib.contextmanager
@@ -245,20 +258,21 @@ def _label(cell: str, column: str, where: str) -> base.typing.ClfTarget:
     return _BOOLEANS.get(cell.lower(), cell)
 
 
-def _feature_value(cell: str, column: str, where: str) -> float:
-    """The number of a non-empty, stripped feature cell (``true``/``false`` in any case: 1.0 and
-    0.0); a non-number, NaN, an infinity or a value whose square overflows the statistics
-    raises."""
+def _number(cell: str) -> float | None:
+    """The number of a stripped feature cell (``true``/``false`` in any case: 1.0 and 0.0), or
+    ``None`` for text."""
     boolean = _BOOLEAN_FEATURES.get(cell.lower())
     if boolean is not None:
         return boolean
     try:
-        number = float(cell)
+        return float(cell)
     except ValueError:
-        raise UsageError(
-            f"{where}, column {column!r}: non-numeric value {short_repr(cell)} (a feature cell "
-            "is a number, true or false, or empty for a missing value)"
-        ) from None
+        return None
+
+
+def _checked_number(number: float, cell: str, column: str, where: str) -> float:
+    """``number``, the value of a numeric cell, once checked: NaN, an infinity or a value whose
+    square overflows the statistics raises."""
     try:
         check_value(column, number)
     except ValueError as error:  # NaN and infinities
@@ -272,7 +286,59 @@ def _feature_value(cell: str, column: str, where: str) -> float:
     return number
 
 
-def _sample(row: _DataRow, layout: _Layout) -> Sample:
+class _FirstCell(typing.NamedTuple):
+    """The first non-empty cell of a feature column, which sets its kind."""
+
+    text: bool  # a text (categorical) column, else a numeric one
+    cell: str
+    place: str  # "data row N (line L)"
+
+
+class _ColumnKinds:
+    """The kind of every feature column, set by its first non-empty cell: numeric (numbers;
+    ``true``/``false`` in any case are 1.0 and 0.0) or text (categorical: the stripped cell is
+    the value). A column with cells of both kinds raises, naming the column and the first cell
+    of the other kind; so do over `MAX_CATEGORIES` distinct text values (or
+    `MAX_CATEGORY_CHARS` characters in them) in the whole file. A stream keeps its kinds from
+    one read of the file to the next."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, _FirstCell] = {}
+        self.categories: set[tuple[str, str]] = set()
+        self.category_chars = 0
+
+    @property
+    def text_columns(self) -> list[str]:
+        """The names of the text columns, in the order in which their kind was set."""
+        return [column for column, first in self.first.items() if first.text]
+
+    def value(self, cell: str, column: str, row: _DataRow) -> float | str:
+        """The value of a non-empty, stripped cell of ``column`` in ``row``."""
+        number = _number(cell)
+        first = self.first.setdefault(column, _FirstCell(number is None, cell, row.place))
+        if first.text != (number is None):
+            raise UsageError(
+                f"{row.where}, column {column!r}: {short_repr(cell)} is "
+                f"{'text' if number is None else 'a number'}, but the column's first value "
+                f"({short_repr(first.cell)}, {first.place}) is "
+                f"{'text' if first.text else 'a number'}: a column holds numbers (or true/false) "
+                "or text (a categorical column, one-hot encoded), not both"
+            )
+        if number is not None:
+            return _checked_number(number, cell, column, row.where)
+        if (column, cell) not in self.categories:
+            self.category_chars += len(column) + len(cell)
+            if len(self.categories) >= MAX_CATEGORIES or self.category_chars > MAX_CATEGORY_CHARS:
+                raise UsageError(
+                    f"{row.where}, column {column!r}: over {MAX_CATEGORIES:,} distinct text "
+                    "values in the text columns (or values too long together): an identifier "
+                    "or free-text column? each distinct value is a one-hot feature; drop it"
+                )
+            self.categories.add((column, cell))
+        return cell
+
+
+def _sample(row: _DataRow, layout: _Layout, kinds: _ColumnKinds) -> Sample:
     """The sample of a data row: its label first, then its features (an empty cell is a
     missing value, left out of ``x``)."""
     if len(row.cells) != len(layout.header):
@@ -283,24 +349,28 @@ def _sample(row: _DataRow, layout: _Layout) -> Sample:
     for column in layout.features:
         cell = row.cells[column.position].strip()
         if cell:
-            x[column.name] = _feature_value(cell, column.name, row.where)
+            x[column.name] = kinds.value(cell, column.name, row)
     return x, y
 
 
-def _samples(records: _Records, layout: _Layout, limit: int | None) -> typing.Iterator[Sample]:
+def _samples(
+    records: _Records, layout: _Layout, limit: int | None, kinds: _ColumnKinds
+) -> typing.Iterator[Sample]:
     """The samples of the data rows, in file order (at most ``limit``)."""
     for row in records.data_rows(limit):
-        yield _sample(row, layout)
+        yield _sample(row, layout, kinds)
 
 
 # ------------------------------------------------------------------------------ the readers
 
 
-def _stream_samples(path: str, target: str, limit: int | None) -> typing.Iterator[Sample]:
+def _stream_samples(
+    path: str, target: str, limit: int | None, kinds: _ColumnKinds
+) -> typing.Iterator[Sample]:
     """One read of a CSV file: its samples in file order (at most ``limit``)."""
     with _open_records(path) as records:
         layout = _read_layout(records, target)
-        yield from _samples(records, layout, limit)
+        yield from _samples(records, layout, limit, kinds)
 
 
 def _count_labels(
@@ -329,9 +399,11 @@ def _count_labels(
 class CsvStream:
     """The samples of a CSV file with a header row, streamed: no row is kept in memory.
 
-    Every column but ``target`` is a numeric feature (cells are stripped of surrounding spaces;
-    ``true``/``false`` in any case are 1.0 and 0.0; an empty cell is a missing value, left out
-    of ``x``). The target's cells are the labels as
+    Every column but ``target`` is a feature, numeric or text (cells are stripped of surrounding
+    spaces; an empty cell is a missing value, left out of ``x``). A column is numeric when its
+    cells are numbers (``true``/``false`` in any case are 1.0 and 0.0), text (categorical: the
+    cell is the value, a string, for a one-hot encoder) when they are not; its first non-empty
+    cell sets its kind, and a cell of the other kind raises. The target's cells are the labels as
     read (strings), except that ``true``/``false`` in any case become ``True``/``False``. Blank
     lines are skipped. A ``.gz`` file is decompressed. Any problem raises `UsageError`
     naming the data row (1-based, header excluded), its line in the file and the column.
@@ -363,6 +435,8 @@ class CsvStream:
         The count of every label, in first-seen order.
     n_samples
         The number of samples (data rows read).
+    text_columns
+        The names of the text (categorical) columns.
 
     """
 
@@ -377,11 +451,12 @@ class CsvStream:
         self.path = path
         self.target = target
         self.limit = limit
+        self._kinds = _ColumnKinds()
         try:
             with _open_records(path) as records:
                 layout = _read_layout(records, target)
                 self.n_features = len(layout.features)
-                samples = _samples(records, layout, limit)
+                samples = _samples(records, layout, limit, self._kinds)
                 self.labels = _count_labels(samples, path, target, progress)
         finally:
             if progress is not None:
@@ -389,9 +464,10 @@ class CsvStream:
         self.n_samples = sum(self.labels.values())
         if not self.n_samples:
             raise UsageError(f"{path} has no data rows")
+        self.text_columns = self._kinds.text_columns
 
     def __iter__(self) -> typing.Iterator[Sample]:
-        return _stream_samples(self.path, self.target, self.limit)
+        return _stream_samples(self.path, self.target, self.limit, self._kinds)
 
 
 class CsvTable(typing.NamedTuple):
@@ -427,7 +503,7 @@ def read_csv(path: str, target: str, limit: int | None = None) -> CsvTable:
     """
     with _open_records(path) as records:
         layout = _read_layout(records, target)
-        samples = list(_samples(records, layout, limit))
+        samples = list(_samples(records, layout, limit, _ColumnKinds()))
     if not samples:
         raise UsageError(f"{path} has no data rows")
     return CsvTable(samples, len(layout.features))

@@ -5,16 +5,16 @@ validation (river's `river.evaluate.iter_progressive_val_score`: every sample is
 predicted, then learnt) on a bundled data set or a user's CSV file, and prints G-mean, balanced
 accuracy, accuracy, time and memory per model.
 
-This module owns the command: the model registry, its options, the models it builds, the
-progressive-validation loop (`evaluate_models`) and the printed table (`format_table`). Reading
-a CSV file belongs to `river_nrrls.cli._csv_stream`, whose `CsvStream` and `read_csv` are
-re-exported here.
+This module owns the command: its options, the progressive-validation loop (`evaluate_models`)
+and the printed table (`format_table`). The model registry and the models it builds belong to
+`river_nrrls.cli._models`, reading a CSV file to `river_nrrls.cli._csv_stream`; their public
+names are re-exported here.
 
 Examples
 --------
 
 >>> from river_nrrls import cli
->>> cli.main(["evaluate", "--dataset", "pima", "--limit", "300", "--no-progress"])
+>>> cli.main(["evaluate", "--limit", "300", "--models", "nrrls,lr,lr-std", "--no-progress"])
 ... # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
 Pima (shuffled, seed 42): 300 samples, 8 features (progressive validation)
 model  G-mean  balanced acc.  accuracy  time (s)  memory
@@ -45,24 +45,24 @@ import sys
 import time
 import typing
 
-from river import (
-    base,
-    compose,
-    linear_model,
-    metrics,
-    multiclass,
-    naive_bayes,
-    preprocessing,
-    stream,
-    utils,
-)
+from river import base, metrics, stream, utils
 
 from .. import datasets
-from ..nrrls import NRRLS
 from . import ProgressBar, UsageError, positive_int, register_command
 from ._csv_stream import CsvStream, CsvTable, Sample, read_csv
+from ._models import (
+    AS_GIVEN,
+    DEFAULT_MODELS,
+    MODELS,
+    Model,
+    ModelSpec,
+    binary_view,
+    build_model,
+    register_model,
+)
 
 __all__ = [
+    "DEFAULT_MODELS",
     "MODELS",
     "CsvStream",
     "CsvTable",
@@ -77,157 +77,8 @@ __all__ = [
 ]
 
 DEFAULT_DATASET = "pima"
-DEFAULT_MODELS = ("nrrls", "lr", "lr-std")
-
-#: What ``--models`` builds: a river classifier, or a pipeline that ends in one.
-Model = base.Classifier | compose.Pipeline
-
-
-# ----------------------------------------------------------------------------- model registry
-
-
-@dataclasses.dataclass(frozen=True)
-class ModelSpec:
-    """A model of the ``--models`` registry.
-
-    Parameters
-    ----------
-    description
-        One line for ``--help``.
-    build
-        Returns a fresh, untrained classifier.
-    binary_only
-        The classifier only understands ``True``/``False`` labels (see `evaluate_models`
-        for what it gets on other labels).
-
-    """
-
-    description: str
-    build: typing.Callable[[], Model]
-    binary_only: bool = False
-
-
-#: Models of ``--models`` by name (lower case).
-MODELS: dict[str, ModelSpec] = {}
-
-
-def register_model(
-    name: str,
-    description: str,
-    build: typing.Callable[[], Model],
-    binary_only: bool = False,
-) -> None:
-    """Add (or replace) the model ``name`` of the ``--models`` registry.
-
-    Parameters
-    ----------
-    name
-        The name of ``--models`` (stored in lower case).
-    description
-        One line for ``--help``.
-    build
-        Returns a fresh, untrained classifier (or a pipeline that ends in one).
-    binary_only
-        The classifier only understands ``True``/``False`` labels.
-
-    """
-    MODELS[name.lower()] = ModelSpec(description, build, binary_only)
-
-
-register_model("nrrls", "NRRLS(): NR-RLS, exact online total-error-rate least squares", NRRLS)
-register_model(
-    "rls",
-    "NRRLS(reweight=False): plain ridge recursive least squares (the paper's RLS)",
-    lambda: NRRLS(reweight=False),
-)
-register_model(
-    "lr",
-    "river linear_model.LogisticRegression() (SGD, default parameters, no scaler)",
-    linear_model.LogisticRegression,
-    binary_only=True,
-)
-register_model(
-    "lr-std",
-    "river preprocessing.StandardScaler() | linear_model.LogisticRegression(): the usual river "
-    "recipe, standardised online",
-    lambda: preprocessing.StandardScaler() | linear_model.LogisticRegression(),
-    binary_only=True,
-)
-register_model("gnb", "river naive_bayes.GaussianNB()", naive_bayes.GaussianNB)
-
-
-class _MinMaxScaler(preprocessing.MinMaxScaler):
-    """river's `river.preprocessing.MinMaxScaler`, except that a feature it has not
-    learnt yet becomes 0 (like a constant feature) instead of NaN.
-
-    river's scaler divides by ``max - min = -inf - inf`` for a feature without statistics, so
-    the first prediction of a progressive validation (and the first after a new feature appears)
-    would get NaN features: NR-RLS rejects them, other models silently predict from NaN.
-
-    """
-
-    def transform_one(self, x: dict) -> dict:
-        known = self.min  # a defaultdict: only test membership, never index it for a new name
-        if all(name in known for name in x):
-            return super().transform_one(x)
-        result = super().transform_one({name: v for name, v in x.items() if name in known})
-        return {name: result.get(name, 0.0) for name in x}
-
-
-def build_model(name: str, one_vs_rest: bool = False, scale: bool = False) -> Model:
-    """A fresh model ``name`` of `MODELS`.
-
-    Parameters
-    ----------
-    name
-        A name of `MODELS`.
-    one_vs_rest
-        Wrap a binary-only model in `river.multiclass.OneVsRestClassifier`.
-    scale
-        Put a min-max scaler in front (river's, except that a feature not seen yet is 0, not
-        NaN).
-
-    """
-    spec = MODELS[name]
-    model = spec.build()
-    if spec.binary_only and one_vs_rest:
-        # A pipeline that ends in a classifier is one by delegation, not by river's types.
-        model = multiclass.OneVsRestClassifier(typing.cast(base.Classifier, model))
-    if scale:
-        model = _MinMaxScaler() | model
-    return model
-
-
-#: ``_binary_view``'s answer for labels that are already ``True``/``False``: kept as given.
-_AS_GIVEN = object()
-
-
-def _binary_view(labels: collections.Counter) -> typing.Any:
-    """How a binary-only model sees labels counted in ``labels`` (in first-seen order):
-    `_AS_GIVEN` when they are booleans, ``None`` when there are over two classes, else the label
-    that becomes ``True`` (the less frequent one, the first seen on a tie)."""
-    if all(isinstance(label, bool) for label in labels):
-        return _AS_GIVEN
-    if len(labels) > 2:
-        return None
-    return min(labels, key=labels.__getitem__)  # a Counter keeps the first-seen order
-
-
-def _boolean_labels(samples: list[Sample]) -> list[Sample] | None:
-    """The samples as a binary-only model sees them: ``None`` when there are over two classes.
-
-    Labels other than ``True``/``False`` become ``y == positive``, the positive label being the
-    less frequent one (the first seen on a tie). The scores do not depend on the names of the
-    two classes, so this only lets a binary-only model learn them.
-
-    """
-    positive = _binary_view(collections.Counter(y for _, y in samples))
-    if positive is _AS_GIVEN:
-        return samples
-    if positive is None:
-        return None
-    return [(x, y == positive) for x, y in samples]
-
+#: A clock of `evaluate_models`: seconds, read before and after every step of a model.
+Clock = typing.Callable[[], float]
 
 # ------------------------------------------------------------------------------- evaluation
 
@@ -251,27 +102,28 @@ class _Run:
 
     name: str
     model: Model
-    positive: typing.Any  # the label that is True for a binary-only model, or _AS_GIVEN
+    positive: typing.Any  # the label that is True for a binary-only model, or AS_GIVEN
     g_mean: metrics.GeometricMean = dataclasses.field(default_factory=metrics.GeometricMean)
     balanced_accuracy: metrics.BalancedAccuracy = dataclasses.field(
         default_factory=metrics.BalancedAccuracy
     )
     accuracy: metrics.Accuracy = dataclasses.field(default_factory=metrics.Accuracy)
+    clock: Clock = time.perf_counter
     seconds: float = 0.0
 
     def step(self, x: dict, y: base.typing.ClfTarget) -> None:
         """Predict ``x``, score the prediction, then learn ``(x, y)``: river's progressive
         validation (``evaluate.progressive_val_score``) of one sample."""
-        if self.positive is not _AS_GIVEN:
+        if self.positive is not AS_GIVEN:
             y = y == self.positive
-        start = time.perf_counter()
+        start = self.clock()
         y_pred = self.model.predict_one(x)
         if y_pred is not None and y_pred != {}:
             self.g_mean.update(y, y_pred)
             self.balanced_accuracy.update(y, y_pred)
             self.accuracy.update(y, y_pred)
         self.model.learn_one(x, y)
-        self.seconds += time.perf_counter() - start
+        self.seconds += self.clock() - start
 
     def result(self) -> Result:
         """The scores so far."""
@@ -287,15 +139,19 @@ class _Run:
         )
 
 
-def _start_runs(model_names: typing.Sequence[str], positive: typing.Any, scale: bool) -> list[_Run]:
-    """A fresh run of every model; ``positive`` is `_binary_view`'s answer for the labels."""
+def _start_runs(
+    model_names: typing.Sequence[str],
+    positive: typing.Any,
+    scale: bool,
+    categorical: bool,
+    clock: Clock,
+) -> list[_Run]:
+    """A fresh run of every model; ``positive`` is `binary_view`'s answer for the labels."""
     runs = []
     for name in model_names:
-        if MODELS[name].binary_only and positive is not None:
-            model, relabel = build_model(name, scale=scale), positive
-        else:
-            model, relabel = build_model(name, one_vs_rest=True, scale=scale), _AS_GIVEN
-        runs.append(_Run(name, model, relabel))
+        binary = MODELS[name].binary_only and positive is not None
+        model = build_model(name, one_vs_rest=not binary, scale=scale, categorical=categorical)
+        runs.append(_Run(name, model, positive if binary else AS_GIVEN, clock=clock))
     return runs
 
 
@@ -307,6 +163,8 @@ def evaluate_models(
     *,
     labels: collections.Counter | None = None,
     progress_delay: float = 0.0,
+    categorical: bool = False,
+    clock: Clock = time.perf_counter,
 ) -> list[Result]:
     """Progressive validation of every model of ``model_names`` on ``samples``, in one pass.
 
@@ -321,10 +179,10 @@ def evaluate_models(
     first seen on a tie), which changes no score; with more classes the model is wrapped in
     `river.multiclass.OneVsRestClassifier`.
 
-    The time of a model is the wall time of its own steps (predictions, learning and metric
-    updates); its memory is river's ``_raw_memory_usage`` of the trained model. One progress bar
-    goes to ``progress`` when it is a stream. An error of a model (``ValueError``,
-    ``MemoryError``, ...) gets a note naming the model and the sample.
+    The time of a model is the time of its own steps (predictions, learning and metric
+    updates) on ``clock`` (wall time by default); its memory is river's ``_raw_memory_usage`` of
+    the trained model. One progress bar goes to ``progress`` when it is a stream. An error of a
+    model (``ValueError``, ``MemoryError``, ...) gets a note naming the model and the sample.
 
     Parameters
     ----------
@@ -340,6 +198,12 @@ def evaluate_models(
         The count of every label of ``samples``, in first-seen order (``None``: counted here).
     progress_delay
         Seconds of work before the progress bar appears (0: at once).
+    categorical
+        The samples have string (categorical) values: every model gets them one-hot encoded by
+        river's `river.preprocessing.OneHotEncoder` in its pipeline (see `build_model`).
+    clock
+        The clock of the models' times: `time.perf_counter` (wall) or `time.process_time`
+        (CPU, as the benchmarks time).
 
     Returns
     -------
@@ -350,7 +214,7 @@ def evaluate_models(
     if labels is None:
         samples = list(samples)
         labels = collections.Counter(y for _, y in samples)
-    runs = _start_runs(model_names, _binary_view(labels), scale)
+    runs = _start_runs(model_names, binary_view(labels), scale, categorical, clock)
     total = sum(labels.values())
     bar = ProgressBar(", ".join(model_names), total, progress, delay=progress_delay)
     every = max(1, min(total // 100, _PROGRESS_EVERY))  # a hundred updates or more
@@ -456,7 +320,10 @@ balanced accuracy, accuracy, wall time and the memory of the trained model per m
 The bundled data sets are already min-max scaled to [0, 1], so every model gets the features
 as they are; in particular 'lr' is a plain LogisticRegression, not a StandardScaler pipeline.
 The features of a --csv file are NOT scaled: add --scale to put a river
-preprocessing.MinMaxScaler() (online, per feature) in front of every model.
+preprocessing.MinMaxScaler() (online, per feature) in front of every model. A --csv column
+whose values are not numbers (say channel=web, country=FR) is categorical: every model gets
+it one-hot encoded online, compose.SelectType(str) | preprocessing.OneHotEncoder() beside
+the numeric columns in its pipeline, so that all the models see the same features.
 A --csv file is streamed: it is read once to check every row and count the labels, then
 once more while all the models learn it together, sample by sample; no row is kept in memory."""
 
@@ -498,9 +365,13 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help=(
             "a CSV file with a header row (or .csv.gz) to evaluate on instead, rows in file "
-            "order: every column but --target is a numeric feature (true/false, any case, "
-            "are 1 and 0; an empty cell is a missing value); the features are NOT scaled (see "
-            "--scale). A regular file, streamed: read once to check it, once more for the models"
+            "order: every column but --target is a feature, numeric (numbers; true/false, any "
+            "case, are 1 and 0) or categorical (a column whose values are not numbers, "
+            "one-hot encoded online by river's preprocessing.OneHotEncoder in every model's "
+            "pipeline: value v of column c is the feature c_v); a column of both numbers and "
+            "text is refused; an empty cell is a missing value. The numeric features are NOT "
+            "scaled (see --scale). A regular file, streamed: read once to check it, once more "
+            "for the models"
         ),
     )
     parser.add_argument(
@@ -600,13 +471,15 @@ def _check_classes(path: str, target: str, labels: collections.Counter) -> None:
 
 class _Source(typing.NamedTuple):
     """The data the user asked for: its caption, samples (a list, or a `CsvStream`), number
-    of samples and of features, and label counts (``None``: `evaluate_models` counts them)."""
+    of samples and of features, label counts (``None``: `evaluate_models` counts them) and text
+    (categorical) columns."""
 
     caption: str
     samples: typing.Iterable[Sample]
     n_samples: int
     n_features: int
     labels: collections.Counter | None
+    text_columns: tuple[str, ...] = ()
 
 
 def _load_samples(args: argparse.Namespace, progress: ProgressBar) -> _Source:
@@ -632,7 +505,14 @@ def _csv_source(args: argparse.Namespace, progress: ProgressBar) -> _Source:
             lambda: stream.shuffle(iter(csv_stream), buffer_size=buffer, seed=args.seed)
         )
         caption += f" (shuffled in a buffer of {buffer:,} rows, seed {args.seed})"
-    return _Source(caption, samples, csv_stream.n_samples, csv_stream.n_features, csv_stream.labels)
+    return _Source(
+        caption,
+        samples,
+        csv_stream.n_samples,
+        csv_stream.n_features,
+        csv_stream.labels,
+        tuple(csv_stream.text_columns),
+    )
 
 
 def _dataset_source(args: argparse.Namespace) -> _Source:
@@ -668,6 +548,24 @@ def _where(error: BaseException) -> str:
     return f" ({'; '.join(notes)})" if notes else ""
 
 
+def _caption_line(source: _Source, scale: bool) -> str:
+    """The line above the table: the data, its size and how the models see it."""
+    how = ["progressive validation"]
+    if source.text_columns:
+        shown = ", ".join(source.text_columns[:10]) + (
+            ", ..." if len(source.text_columns) > 10 else ""
+        )
+        how.append(f"text column(s) {shown} one-hot encoded")
+    if scale:
+        how.append(
+            "numeric features min-max scaled" if source.text_columns else "features min-max scaled"
+        )
+    return (
+        f"{source.caption}: {source.n_samples} samples, {source.n_features} features "
+        f"({', '.join(how)})"
+    )
+
+
 def _run_evaluate(args: argparse.Namespace) -> int:
     """Evaluate the models on the data and print the table: the ``run`` of ``evaluate``."""
     show_progress, delay = args.progress, 0.0
@@ -685,6 +583,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             progress=stream,
             labels=source.labels,
             progress_delay=0.0 if check.shown else delay,
+            categorical=bool(source.text_columns),
         )
     except ValueError as error:  # a model refused the data (values too large together, ...)
         raise UsageError(
@@ -697,11 +596,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             "--models without it, or fewer columns"
         ) from None
     if args.format != "csv":
-        scaled = ", features min-max scaled" if args.scale else ""
-        print(
-            f"{source.caption}: {source.n_samples} samples, {source.n_features} features "
-            f"(progressive validation{scaled})"
-        )
+        print(_caption_line(source, args.scale))
     print(format_table(results, args.format))
     return 0
 
