@@ -6,7 +6,9 @@
 - The output shown for ``river-nrrls evaluate`` is what the command prints (every column but
   the time and memory, which depend on the machine).
 - Every Python example is followed by the output it prints: each one runs on its own, in a
-  fresh namespace, and must print exactly that.
+  fresh namespace, and must print exactly that; so do the examples that moved from the README
+  to the guide's pages (`EXAMPLE_PAGES`).
+- The README stays a front page: at most `MAX_LINES` lines.
 - The comparison excerpt has the figures of the committed benchmark results.
 """
 
@@ -23,9 +25,13 @@ from river_nrrls import cli
 
 ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: Pages of the docs whose Python examples show their output, as the README's do.
+EXAMPLE_PAGES = ("docs/guide/river.md",)
+#: The most lines of the README (river's has about 210).
+MAX_LINES = 250
 
 #: A Python example and, right after it, the text block of what it prints.
-EXAMPLE = re.compile(r"```python\n(.*?)```\n\n```text\n(.*?)```", re.S)
+EXAMPLE = re.compile(r"```python\n((?:(?!```).)*?)```\n\n```text\n(.*?)```", re.S)
 
 
 def _section(title: str) -> str:
@@ -87,17 +93,32 @@ def _examples() -> list[tuple[str, str]]:
     return EXAMPLE.findall(README)
 
 
+def _page_examples() -> list[tuple[str, str, str]]:
+    """``(page, code, shown)`` of every example of the README and `EXAMPLE_PAGES`."""
+    examples = [("README.md", code, shown) for code, shown in _examples()]
+    for page in EXAMPLE_PAGES:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        examples += [(page, code, shown) for code, shown in EXAMPLE.findall(text)]
+    return examples
+
+
 def test_every_python_example_shows_its_output():
     blocks = re.findall(r"```python\n", README)
-    assert len(_examples()) == len(blocks) >= 3  # no Python block without its output
+    assert len(_examples()) == len(blocks) >= 2  # no Python block without its output
+    moved = [page for page, _, _ in _page_examples() if page != "README.md"]
+    assert len(moved) >= 2  # the pipelines and sample weights examples of the guide
 
 
-@pytest.mark.parametrize("number", range(len(_examples())))
+def test_readme_is_a_front_page():
+    assert len(README.splitlines()) <= MAX_LINES
+
+
+@pytest.mark.parametrize("number", range(len(_page_examples())))
 def test_python_example_prints_what_the_readme_shows(number):
-    code, shown = _examples()[number]
+    page, code, shown = _page_examples()[number]
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code, f"README example {number + 1}", "exec"), {})
+        exec(compile(code, f"{page} example {number + 1}", "exec"), {})
     assert printed.getvalue() == shown
 
 
