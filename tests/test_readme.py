@@ -8,6 +8,7 @@
 - Every Python example is followed by the output it prints: each one runs on its own, in a
   fresh namespace, and must print exactly that; so do the examples that moved from the README
   to the guide's pages (`EXAMPLE_PAGES`).
+- The ``river-nrrls evaluate`` runs of `CLI_PAGES` show what the command prints, likewise.
 - The README stays a front page: at most `MAX_LINES` lines.
 - The comparison excerpt has the figures of the committed benchmark results.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,10 @@ ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 #: Pages of the docs whose Python examples show their output, as the README's do.
 EXAMPLE_PAGES = ("docs/guide/river.md",)
+#: Pages of the docs that show ``river-nrrls evaluate`` runs (a command, then its output).
+CLI_PAGES = ("docs/getting-started.md",)
+#: A shown run: the ``sh`` block of one ``river-nrrls evaluate`` command, then its output.
+CLI_RUN = re.compile(r"```sh\nriver-nrrls (evaluate[^\n]*)\n```\n\n```text\n(.*?)```", re.S)
 #: The most lines of the README (river's has about 210).
 MAX_LINES = 250
 
@@ -75,18 +81,45 @@ def test_ci_runs_the_readme_test_command_then_only_the_checks():
     ]
 
 
+def _without_time_and_memory(text: str) -> list[list[str]]:
+    lines = text.strip().splitlines()
+    return [lines[0].split()] + [line.split()[:4] for line in lines[1:]]
+
+
+def _printed(argv: list[str]) -> str:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert cli.main(argv) == 0
+    return printed.getvalue()
+
+
 def test_quick_start_output_is_what_evaluate_prints():
     shown = re.search(r"```text\n(.*?)```", _section("Quick start"), re.S)
     assert shown is not None
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        assert cli.main(["evaluate"]) == 0
+    printed = _printed(["evaluate"])
+    assert _without_time_and_memory(printed) == _without_time_and_memory(shown.group(1))
 
-    def without_time_and_memory(text: str) -> list[list[str]]:
-        lines = text.strip().splitlines()
-        return [lines[0].split()] + [line.split()[:4] for line in lines[1:]]
 
-    assert without_time_and_memory(printed.getvalue()) == without_time_and_memory(shown.group(1))
+def _cli_runs() -> list[tuple[str, str, str]]:
+    """``(page, command, shown)`` of every run shown on `CLI_PAGES`."""
+    runs = []
+    for page in CLI_PAGES:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        runs += [(page, command, shown) for command, shown in CLI_RUN.findall(text)]
+    return runs
+
+
+def test_the_docs_show_runs_of_evaluate():
+    commands = [command for _, command, _ in _cli_runs()]
+    assert "evaluate" in commands and any("--csv" in command for command in commands)
+
+
+@pytest.mark.parametrize("number", range(len(_cli_runs())))
+def test_a_run_shown_in_the_docs_is_what_evaluate_prints(number, monkeypatch):
+    page, command, shown = _cli_runs()[number]
+    monkeypatch.chdir(ROOT)  # the paths of the commands are the repository's
+    printed = _printed(shlex.split(command))
+    assert _without_time_and_memory(printed) == _without_time_and_memory(shown), page
 
 
 def _examples() -> list[tuple[str, str]]:
