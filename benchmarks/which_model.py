@@ -50,6 +50,10 @@ OURS = ("auto", "nrrls", "rls", "poly3", "selector")
 MODELS = OURS + tuple(name for name in evaluate.MODELS if name not in OURS)
 QUICK = ("Monks3", "Bupa", "Pima")
 NEAR_BEST = 0.01
+#: The summary table of the results file sits between these markers, so that the guide's page
+#: (docs/guide/which-model.md) includes it (pymdownx.snippets) and shows every new run.
+SUMMARY_START = "<!-- --8<-- [start:summary] -->"
+SUMMARY_END = "<!-- --8<-- [end:summary] -->"
 
 
 class Score(typing.NamedTuple):
@@ -198,7 +202,8 @@ def main() -> None:
         "shuffles each, progressive validation; CPU time of each model's own steps, ratios to "
         "`nrrls` timed in the same runs. G-mean: averaged over the data sets; rank: average "
         "over data sets and shuffles.\n\n"
-        f"{header}\n\n## Summary\n\n{summary}\n\n## G-mean per data set (mean over the "
+        f"{header}\n\n## Summary\n\n{SUMMARY_START}\n{summary}\n{SUMMARY_END}\n\n"
+        "## G-mean per data set (mean over the "
         f"shuffles; best in bold)\n\n{per_set}\n"
         + ("\n![G-mean against cost](which_model.png)\n" if plotted else "")
     )
