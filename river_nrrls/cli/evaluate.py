@@ -404,7 +404,8 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help=(
             "put a river preprocessing.MinMaxScaler() (online, per feature) in front of every "
-            "model; a feature the scaler has not seen yet is 0 instead of river's NaN"
+            "model (of the numeric columns; the one-hot features of text columns are 0 or 1); a "
+            "feature the scaler has not seen yet is 0 instead of river's NaN"
         ),
     )
 
