@@ -8,7 +8,12 @@
 - Every Python example is followed by the output it prints: each one runs on its own, in a
   fresh namespace, and must print exactly that; so do the examples that moved from the README
   to the guide's pages (`EXAMPLE_PAGES`).
-- The ``river-nrrls evaluate`` runs of `CLI_PAGES` show what the command prints, likewise.
+- Every ``river-nrrls evaluate`` run shown on a page of the docs or the README (`CLI_PAGES`,
+  found by looking) shows what the command prints, likewise.
+
+After a change of the models' predictions, ``python -m tests.test_readme --refresh`` (from the
+repository's root) re-runs every shown ``evaluate`` command, the Quick start's included, and
+writes what it prints into the pages (`refresh`).
 - The README stays a front page: at most `MAX_LINES` lines.
 - The comparison excerpt has the figures of the committed benchmark results.
 """
@@ -29,10 +34,14 @@ ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 #: Pages of the docs whose Python examples show their output, as the README's do.
 EXAMPLE_PAGES = ("docs/guide/river.md",)
-#: Pages of the docs that show ``river-nrrls evaluate`` runs (a command, then its output).
-CLI_PAGES = ("docs/getting-started.md",)
 #: A shown run: the ``sh`` block of one ``river-nrrls evaluate`` command, then its output.
 CLI_RUN = re.compile(r"```sh\nriver-nrrls (evaluate[^\n]*)\n```\n\n```text\n(.*?)```", re.S)
+#: The pages (the README and the docs) that show ``river-nrrls evaluate`` runs.
+CLI_PAGES = tuple(
+    str(path.relative_to(ROOT))
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    if CLI_RUN.search(path.read_text(encoding="utf-8"))
+)
 #: The most lines of the README (river's has about 210).
 MAX_LINES = 250
 
@@ -94,10 +103,10 @@ def _printed(argv: list[str]) -> str:
 
 
 def test_quick_start_output_is_what_evaluate_prints():
-    shown = re.search(r"```text\n(.*?)```", _section("Quick start"), re.S)
-    assert shown is not None
     printed = _printed(["evaluate"])
-    assert _without_time_and_memory(printed) == _without_time_and_memory(shown.group(1))
+    assert _without_time_and_memory(printed) == _without_time_and_memory(
+        _quick_start_output().group(1)
+    )
 
 
 def _cli_runs() -> list[tuple[str, str, str]]:
@@ -112,6 +121,13 @@ def _cli_runs() -> list[tuple[str, str, str]]:
 def test_the_docs_show_runs_of_evaluate():
     commands = [command for _, command, _ in _cli_runs()]
     assert "evaluate" in commands and any("--csv" in command for command in commands)
+    assert "docs/getting-started.md" in CLI_PAGES
+
+
+def _quick_start_output() -> re.Match[str]:
+    shown = re.search(r"```text\n(.*?)```", _section("Quick start"), re.S)
+    assert shown is not None
+    return shown
 
 
 @pytest.mark.parametrize("number", range(len(_cli_runs())))
@@ -175,3 +191,40 @@ def test_comparison_excerpt_has_the_committed_figures():
         name = learner.split(",")[0].strip()
         assert name in polynomial, f"{name}: not a learner of the results"
         assert figures == [*polynomial[name], *inputs[name]], name
+
+
+def refresh() -> list[str]:
+    """Write what ``river-nrrls evaluate`` prints now into every run shown on `CLI_PAGES` and
+    into the README's Quick start; the pages changed."""
+    changed = []
+
+    def rerun(run: re.Match[str]) -> str:
+        start, end = run.span(2)
+        text = run.string
+        return (
+            text[run.start() : start] + _printed(shlex.split(run.group(1))) + text[end : run.end()]
+        )
+
+    for page in sorted({"README.md", *CLI_PAGES}):
+        path = ROOT / page
+        text = path.read_text(encoding="utf-8")
+        new = CLI_RUN.sub(rerun, text)
+        if page == "README.md":
+            quick_start = new.index("\n## Quick start\n")
+            shown = _quick_start_output()
+            start = new.index(shown.group(1), quick_start)
+            new = new[:start] + _printed(["evaluate"]) + new[start + len(shown.group(1)) :]
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(page)
+    return changed
+
+
+if __name__ == "__main__":
+    import os
+    import sys
+
+    if sys.argv[1:] != ["--refresh"]:
+        sys.exit("usage: python -m tests.test_readme --refresh  (from the repository's root)")
+    os.chdir(ROOT)  # the paths of the shown commands are the repository's
+    print("\n".join(refresh()) or "every shown run is what evaluate prints")
