@@ -13,7 +13,7 @@
 
 After a change of the models' predictions, ``python -m tests.test_readme --refresh`` (from the
 repository's root) re-runs every shown ``evaluate`` command, the Quick start's included, and
-writes what it prints into the pages (`refresh`).
+every Python example, and writes what they print into the pages (`refresh`).
 - The README stays a front page: at most `MAX_LINES` lines.
 - The comparison excerpt has the figures of the committed benchmark results.
 """
@@ -165,10 +165,15 @@ def test_readme_is_a_front_page():
 @pytest.mark.parametrize("number", range(len(_page_examples())))
 def test_python_example_prints_what_the_readme_shows(number):
     page, code, shown = _page_examples()[number]
+    assert _example_prints(code, f"{page} example {number + 1}") == shown
+
+
+def _example_prints(code: str, name: str) -> str:
+    """What a Python example prints, run on its own in a fresh namespace."""
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code, f"{page} example {number + 1}", "exec"), {})
-    assert printed.getvalue() == shown
+        exec(compile(code, name, "exec"), {})
+    return printed.getvalue()
 
 
 def _table(text: str, header: str) -> list[list[str]]:
@@ -193,27 +198,27 @@ def test_comparison_excerpt_has_the_committed_figures():
         assert figures == [*polynomial[name], *inputs[name]], name
 
 
+def _with_output(block: re.Match[str], output: str) -> str:
+    """The matched command or example and its text block, the block's text now ``output``."""
+    start, end = block.span(2)
+    return block.string[block.start() : start] + output + block.string[end : block.end()]
+
+
 def refresh() -> list[str]:
-    """Write what ``river-nrrls evaluate`` prints now into every run shown on `CLI_PAGES` and
-    into the README's Quick start; the pages changed."""
+    """Write what the shown commands and examples print now into the pages: every ``river-nrrls
+    evaluate`` run of `CLI_PAGES`, the README's Quick start and the Python examples of the
+    README and `EXAMPLE_PAGES`; the pages changed."""
     changed = []
-
-    def rerun(run: re.Match[str]) -> str:
-        start, end = run.span(2)
-        text = run.string
-        return (
-            text[run.start() : start] + _printed(shlex.split(run.group(1))) + text[end : run.end()]
-        )
-
-    for page in sorted({"README.md", *CLI_PAGES}):
+    for page in sorted({"README.md", *CLI_PAGES, *EXAMPLE_PAGES}):
         path = ROOT / page
         text = path.read_text(encoding="utf-8")
-        new = CLI_RUN.sub(rerun, text)
+        new = CLI_RUN.sub(lambda run: _with_output(run, _printed(shlex.split(run.group(1)))), text)
+        new = EXAMPLE.sub(lambda ex: _with_output(ex, _example_prints(ex.group(1), "example")), new)
         if page == "README.md":
             quick_start = new.index("\n## Quick start\n")
-            shown = _quick_start_output()
-            start = new.index(shown.group(1), quick_start)
-            new = new[:start] + _printed(["evaluate"]) + new[start + len(shown.group(1)) :]
+            shown = _quick_start_output().group(1)
+            start = new.index(shown, quick_start)
+            new = new[:start] + _printed(["evaluate"]) + new[start + len(shown) :]
         if new != text:
             path.write_text(new, encoding="utf-8")
             changed.append(page)
@@ -227,4 +232,4 @@ if __name__ == "__main__":
     if sys.argv[1:] != ["--refresh"]:
         sys.exit("usage: python -m tests.test_readme --refresh  (from the repository's root)")
     os.chdir(ROOT)  # the paths of the shown commands are the repository's
-    print("\n".join(refresh()) or "every shown run is what evaluate prints")
+    print("\n".join(refresh()) or "every page shows what its commands and examples print")
