@@ -26,6 +26,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("auto_cost.py", "AutoNRRLS()"),
         ("auto.py", "TreePathFeatures() | NRRLS()"),
         ("auto_plot.py", "leader"),
+        ("auto_streams.py", "AutoNRRLS"),
     ],
 )
 def test_quick_mode_runs_and_prints_a_table(script, model):
