@@ -117,6 +117,14 @@ class ClassWindow:
         self.samples: collections.deque = collections.deque()  # (y, y_pred, *extra values)
         self.counts: collections.Counter = collections.Counter()  # samples of each class
 
+    @classmethod
+    def holding(cls, samples: typing.Iterable, size: int, per_class: int, limit: int):
+        """A window holding ``samples`` (``(y, y_pred, *extra)`` tuples, the oldest first)."""
+        window = cls(size, per_class, limit)
+        for sample in samples:
+            window.push(sample[0], sample)
+        return window
+
     def __len__(self) -> int:
         return len(self.samples)
 

@@ -463,6 +463,14 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         state = dict(state)
         if "scores" in state:  # pickled when the scores were a plain attribute
             state["_scores"] = state.pop("scores")
+        if "_evidence" not in state:  # pickled before the evidence rule: the plain race it ran
+            state.update(evidence=None, window_per_class=0, tree=None, _z=None, _per_class=0)
+            state.update(_evidence=None, _tree_template=HoeffdingTreeClassifier())
+            window = state.get("_window")
+            state["_recent"] = {
+                key: None if window is None else ClassWindow.holding(recent, window, 0, window)
+                for key, recent in state.get("_recent", {}).items()
+            }
         super().__setstate__(state)
 
     def _prepare(self, x: dict) -> Sample:

@@ -219,3 +219,25 @@ def test_the_tree_parameter():
 def test_bad_choice_parameters(params):
     with pytest.raises(ValueError):
         AutoNRRLS(**params)
+
+
+def test_a_model_pickled_before_the_evidence_rule_runs_the_plain_race():
+    rows, labels = _stream(200, positives=0.3)
+    params = {"window": 30, "evidence": None, "window_per_class": 0}  # the old race
+    model = AutoNRRLS(orders=(1, 2), forgetting_grid=(1.0,), **params)
+    for x, y in zip(rows[:100], labels[:100]):
+        model.learn_one(x, y)
+    state = model.__getstate__()
+    for name in ("evidence", "window_per_class", "tree", "_z", "_per_class", "_evidence"):
+        state.pop(name)
+    state["_tree_template"] = None
+    state["_recent"] = {key: window.samples for key, window in state["_recent"].items()}
+    old = AutoNRRLS.__new__(AutoNRRLS)
+    old.__setstate__(state)
+    plain = pickle.loads(pickle.dumps(model))
+    for x, y in zip(rows[100:], labels[100:]):
+        old.learn_one(x, y)
+        plain.learn_one(x, y)
+        assert old.best_candidate == plain.best_candidate
+        assert old.predict_proba_one(x) == plain.predict_proba_one(x)
+    assert old.clone().evidence is None
