@@ -28,6 +28,8 @@ from ._checks import check_real
 
 __all__ = [
     "BlockClock",
+    "ClassWindow",
+    "check_count",
     "check_grid",
     "check_orders",
     "check_positive",
@@ -41,6 +43,13 @@ def check_positive(name: str, value: typing.Any) -> int:
     """A positive int parameter (bools refused), or a ValueError naming it."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def check_count(name: str, value: typing.Any) -> int:
+    """A non-negative int parameter (bools refused), or a ValueError naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"{name} must be a non-negative int, got {value!r}")
     return int(value)
 
 
@@ -85,6 +94,68 @@ def update_score(
             score.revert(*recent.popleft())  # the sample that leaves the window
         recent.append((y, y_pred, *extra.values()))
     score.update(y, y_pred, **extra)
+
+
+class ClassWindow:
+    """One candidate's scored samples in a window that holds enough of every class.
+
+    The window is the last ``size`` scored samples, stretched back (up to ``limit`` samples)
+    until it holds at least ``per_class`` samples of every class in it: the oldest sample
+    leaves only when the window is longer than ``size`` and the oldest sample's class keeps
+    ``per_class`` samples without it (or the window is longer than ``limit``). So the window is
+    the shortest suffix of the scored stream with both properties, and a score of a class with
+    few samples (the minority of an imbalanced stream: a handful in the last 500) is read over
+    enough of them to mean something. The decision depends on the labels alone, so every
+    candidate scored on the same samples has the same window.
+
+    """
+
+    def __init__(self, size: int, per_class: int, limit: int):
+        self.size = size
+        self.per_class = per_class
+        self.limit = max(limit, size)
+        self.samples: collections.deque = collections.deque()  # (y, y_pred, *extra values)
+        self.counts: collections.Counter = collections.Counter()  # samples of each class
+
+    @classmethod
+    def holding(cls, samples: typing.Iterable, size: int, per_class: int, limit: int):
+        """A window holding ``samples`` (``(y, y_pred, *extra)`` tuples, the oldest first)."""
+        window = cls(size, per_class, limit)
+        for sample in samples:
+            window.push(sample[0], sample)
+        return window
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def add(
+        self,
+        score: metrics.base.ClassificationMetric,
+        y: typing.Hashable,
+        y_pred: typing.Any,
+        extra: dict,
+    ) -> None:
+        """Score one prediction (``score.update(y, y_pred, **extra)``), then revert the samples
+        that leave the window."""
+        self.push(y, (y, y_pred, *extra.values()))
+        score.update(y, y_pred, **extra)
+        for sample in self.leaving():
+            score.revert(*sample)
+
+    def push(self, y: typing.Hashable, sample: typing.Any) -> None:
+        """Append ``sample``, of class ``y`` (its first item)."""
+        self.samples.append(sample)
+        self.counts[y] += 1
+
+    def leaving(self) -> typing.Iterator:
+        """Remove and yield the oldest samples while they leave the window."""
+        samples, counts = self.samples, self.counts
+        while len(samples) > self.size:
+            oldest = samples[0][0]
+            if counts[oldest] <= self.per_class and len(samples) <= self.limit:
+                return
+            counts[oldest] -= 1
+            yield samples.popleft()
 
 
 def leader(candidates: typing.Sequence, values: typing.Sequence[float], bigger_is_better: bool):

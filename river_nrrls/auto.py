@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import collections
 import copy
 import inspect
 import typing
@@ -10,26 +9,29 @@ import typing
 import numpy as np
 import pandas as pd
 from river import base, compose, metrics
+from river.tree import HoeffdingTreeClassifier
 
 from ._candidates import Candidate, PolynomialModels, Sample, TreePathModel, feature_map
 from ._checks import check_label, check_real, sample_weights
+from ._choice import PairedEvidence
 from ._frames import as_series
 from ._locking import OneCallAtATime
 from ._memory import SizeBudget
 from ._race import (
     BlockClock,
+    ClassWindow,
+    check_count,
     check_grid,
     check_orders,
     check_positive,
     leader,
     score_values,
-    update_score,
 )
 from ._rows import batch_samples, frame_samples, label_series, probability_frame
 from ._threads import one_blas_thread
 from .nrrls import NRRLS
 from .poly import PolynomialExtender
-from .tree_paths import TreePathFeatures
+from .tree_paths import TreePathFeatures, tree_template
 
 __all__ = ["AutoNRRLS", "Candidate"]
 
@@ -39,6 +41,9 @@ _PLAIN = frozenset((float, int))  # value types whose equality means equal tree-
 #: ``orders=None``: the highest order is the largest (up to `MAX_DEFAULT_ORDER`) whose reduced
 #: polynomial expansion of the first sample has at most this many columns (with the constant)
 DEFAULT_ORDERS_WIDTH = 50
+#: The race's window stretches back to at most this many times ``window`` samples to hold
+#: ``window_per_class`` samples of every class (`ClassWindow`)
+WINDOW_STRETCH = 20
 MAX_DEFAULT_ORDER = 6
 
 
@@ -79,21 +84,34 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
       of it and is solved as its pipeline's would be (as in `PolynomialOrderSelector`).
     - ``"tree"`` (``tree_paths=True``): `TreePathFeatures` (the raw features, a one-hot of the
       nodes on the sample's root-to-leaf path in a Hoeffding tree grown alongside, and that
-      tree's probabilities) then ``NRRLS(forgetting=l)``; one tree for every factor.
+      tree's probabilities) then ``NRRLS(forgetting=l)``; one tree for every factor, by default
+      one that splits sooner than river's (``grace_period=50, delta=1e-5``: ``tree``).
 
     Every candidate's statistics are exact and learn every sample, so a candidate's
     predictions are those of its independent pipeline (``PolynomialExtender(r) |
-    NRRLS(forgetting=l)``, or ``TreePathFeatures() | NRRLS(forgetting=l)``). Labels may be of
-    any hashable type; with the tree-path candidates they must be comparable with each other
-    (river's tree sorts its classes): labels of mixed types want ``tree_paths=False``.
+    NRRLS(forgetting=l)``, or ``TreePathFeatures(tree=...) | NRRLS(forgetting=l)``). Labels may
+    be of any hashable type, of mixed types too (a ``"1"`` after bools: a new class).
 
-    **The race** (the rules of `PolynomialOrderSelector`): before a sample is learnt
-    every candidate predicts it, which updates its copy of ``metric`` (prequential scoring:
-    no sample is scored by a model that has learnt it) over the last ``window`` scored samples,
-    so the race follows a drift. Predictions come from the best score (`best_candidate`);
-    ties go to the simplest candidate: the feature maps in the order raw, poly2, poly3, ...,
-    tree, and for one map the larger forgetting factor first (1.0: no forgetting). The first
-    candidate answers before anything has been scored.
+    **The race**: before a sample is learnt every candidate predicts it, which updates its
+    copy of ``metric`` (prequential scoring: no sample is scored by a model that has learnt
+    it) over a window of the recent stream, so the race follows a drift. The window is the
+    last ``window`` scored samples, stretched back (up to 20 times ``window``) until it holds
+    ``window_per_class`` samples of every class: the minority's recall is read over enough
+    samples. The candidates are listed the simplest first: the feature maps in the order raw,
+    poly2, poly3, ..., tree, and for one map the larger forgetting factor first (1.0: no
+    forgetting); the first, ``NRRLS()`` on the raw features, is the *reference*.
+
+    **The choice**: the simplest candidate until another's lead is significant. A score over
+    a window that holds a handful of minority samples is noise (one positive more or less
+    moves a G-mean by points), so a candidate may lead only with ``evidence``: over the
+    window, for every class, the samples it predicts right and the reference wrong and the
+    converse (a paired comparison, as McNemar's test) give its G-mean's lead over the
+    reference's in standard errors, z; it must exceed ``evidence`` (default 2). Of the
+    reference and the candidates with evidence, the best score predicts (`best_candidate`;
+    ties to the simplest). With few minority samples the reference keeps the lead; on a long
+    stream, or after a drift it cannot follow, the evidence grows and the best score leads.
+    ``evidence=None`` is the plain race (the best score leads, as `PolynomialOrderSelector`).
+    The first candidate answers before anything has been scored.
 
     **Lazy solving** keeps the cost on the contenders. A candidate's *model* (the orders of
     one factor, which one solve serves, or the tree-path NR-RLS of one factor) is out of
@@ -131,6 +149,16 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         ``predict_proba_one``.
     window
         The race scores the last ``window`` scored samples (a positive int), or all (None).
+    window_per_class
+        The window stretches back until it holds this many samples of every class (a
+        non-negative int; 0: exactly ``window`` samples).
+    evidence
+        How many standard errors a candidate's lead over the reference must exceed for it to
+        predict (a float >= 0); None: the best score predicts, whatever the evidence.
+    tree
+        The template of the tree-path candidates' tree, a `river.tree.HoeffdingTreeClassifier`
+        (see `TreePathFeatures`); None: ``HoeffdingTreeClassifier(grace_period=50,
+        delta=1e-5)``.
     lazy_after
         Samples out of contention before a model stops solving at every sample (None: never).
     lazy_block
@@ -161,9 +189,9 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
     >>> bupa = list(stream.shuffle(datasets.Bupa(), buffer_size=345, seed=42))
     >>> model = AutoNRRLS()
     >>> evaluate.progressive_val_score(bupa, model, metrics.GeometricMean())
-    GeometricMean: 64.82%
+    GeometricMean: 61.95%
     >>> model.best_candidate
-    Candidate(features='poly3', forgetting=0.99)
+    Candidate(features='poly3', forgetting=0.999)
 
     A drifting stream (river's rotating hyperplane; 4 inputs: orders up to 5), where forgetting
     wins; the candidates behind have turned lazy:
@@ -171,7 +199,7 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
     >>> hyperplane = synth.Hyperplane(seed=1, n_features=4, n_drift_features=4, mag_change=0.01)
     >>> model = AutoNRRLS()
     >>> evaluate.progressive_val_score(hyperplane.take(3000), model, metrics.GeometricMean())
-    GeometricMean: 91.13%
+    GeometricMean: 90.67%
     >>> model.best_candidate
     Candidate(features='poly5', forgetting=0.99)
     >>> [tuple(row.candidate) for row in model.table if row.solving]
@@ -184,26 +212,26 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
     >>> agrawal = [(scale_agrawal(x), y) for x, y in agrawal.take(4000)]
     >>> model = AutoNRRLS()
     >>> evaluate.progressive_val_score(agrawal, model, metrics.GeometricMean())
-    GeometricMean: 73.64%
+    GeometricMean: 76.00%
     >>> model.best_candidate
-    Candidate(features='tree', forgetting=0.99)
+    Candidate(features='tree', forgetting=1.0)
 
     Every candidate's score over the window, its state and its prediction of a sample:
 
     >>> print(model.debug_one(agrawal[0][0]))
     candidate                prediction    score  state
-    raw, l=1                          0   0.5661  lazy
-    raw, l=0.999                      0   0.5707  lazy
-    raw, l=0.99                       0   0.5427  lazy
-    poly2, l=1                        1   0.7599  lazy
-    poly2, l=0.999                    1   0.7554  lazy
-    poly2, l=0.99                     1   0.7520  lazy
+    raw, l=1                          0   0.5684  lazy
+    raw, l=0.999                      0   0.5671  lazy
+    raw, l=0.99                       0   0.5467  lazy
+    poly2, l=1                        1   0.7615  lazy
+    poly2, l=0.999                    1   0.7569  lazy
+    poly2, l=0.99                     1   0.7495  lazy
     poly3, l=1                        1   0.7650  lazy
     poly3, l=0.999                    1   0.7672  lazy
-    poly3, l=0.99                     1   0.7537  lazy
-    tree, l=1                         0   0.8130  lazy
-    tree, l=0.999                     0   0.8187  solving
-    tree, l=0.99                      0   0.8252  solving *
+    poly3, l=0.99                     1   0.7438  lazy
+    tree, l=1                         0   0.8411  solving *
+    tree, l=0.999                     0   0.8411  lazy
+    tree, l=0.99                      0   0.8411  lazy
 
     References
     ----------
@@ -226,6 +254,9 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         tree_paths: bool = True,
         metric: metrics.base.ClassificationMetric | None = None,
         window: int | None = 500,
+        window_per_class: int = 50,
+        evidence: float | None = 2.0,
+        tree: HoeffdingTreeClassifier | None = None,
         lazy_after: int | None = 100,
         lazy_block: int = 50,
         lazy_margin: float = 0.0,
@@ -236,6 +267,9 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         self.tree_paths = tree_paths
         self.metric = metric
         self.window = window
+        self.window_per_class = window_per_class
+        self.evidence = evidence
+        self.tree = tree
         self.lazy_after = lazy_after
         self.lazy_block = lazy_block
         self.lazy_margin = lazy_margin
@@ -248,6 +282,9 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         if not isinstance(self._metric, metrics.base.ClassificationMetric):
             raise TypeError(f"metric must be a river ClassificationMetric, got {metric!r}")
         self._window = None if window is None else check_positive("window", window)
+        self._per_class = check_count("window_per_class", window_per_class)
+        self._z = None if evidence is None else check_real("evidence", evidence, low=0.0)
+        self._tree_template = tree_template(tree)
         self._lazy_after = None if lazy_after is None else check_positive("lazy_after", lazy_after)
         self._lazy_block = check_positive("lazy_block", lazy_block)
         self._margin = check_real("lazy_margin", lazy_margin, low=0.0)
@@ -268,7 +305,8 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         self._candidates: list[Candidate] = []
         self._slots: list[tuple[int, int]] = []
         self._scores: dict = {}
-        self._recent: dict = {}
+        self._recent: dict = {}  # {candidate: ClassWindow} (window=None: unused)
+        self._evidence: PairedEvidence | None = None  # the choice rule's (`_choice`)
         self._best: Candidate | None = None
         self._last: dict = {}
         self._last_paths: tuple | None = None
@@ -284,7 +322,7 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         # range: the highest order's features include the raw ones), the least forgetting
         # first (forgetting only shrinks the statistics); then the tree-path ones.
         self._models = [PolynomialModels(orders, f, template) for f in self._grid]
-        self._tree = TreePathFeatures() if self.tree_paths else None
+        self._tree = TreePathFeatures(tree=self._tree_template) if self.tree_paths else None
         if self._tree is not None:
             self._models += [TreePathModel(f, template) for f in self._grid]
         # The candidates, the simplest first (ties go to it): feature map, then forgetting
@@ -296,7 +334,10 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         self._candidates = sorted(slots, key=lambda c: (maps.index(c.features), -c.forgetting))
         self._slots = [slots[candidate] for candidate in self._candidates]
         self._scores = {key: self._metric.clone() for key in self._candidates}
-        self._recent = {key: collections.deque() for key in self._candidates}
+        self._recent = {key: self._new_window() for key in self._candidates}
+        self._evidence = (
+            None if self._z is None else PairedEvidence(len(self._candidates), self._new_window())
+        )
         self._best = self._candidates[0]
         self._last = {}  # every candidate's prediction of the last learnt sample
         self._last_paths = None  # the last x's items and tree-path features
@@ -306,6 +347,11 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         self._trailing = [0] * len(self._models)
         self._frozen = [None] * len(self._models)
         self._clocks = [BlockClock(self._lazy_block) for _ in self._models]
+
+    def _new_window(self) -> ClassWindow | None:
+        if self._window is None:
+            return None
+        return ClassWindow(self._window, self._per_class, WINDOW_STRETCH * self._window)
 
     @classmethod
     def _unit_test_params(cls):
@@ -417,6 +463,14 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
         state = dict(state)
         if "scores" in state:  # pickled when the scores were a plain attribute
             state["_scores"] = state.pop("scores")
+        if "_evidence" not in state:  # pickled before the evidence rule: the plain race it ran
+            state.update(evidence=None, window_per_class=0, tree=None, _z=None, _per_class=0)
+            state.update(_evidence=None, _tree_template=HoeffdingTreeClassifier())
+            window = state.get("_window")
+            state["_recent"] = {
+                key: None if window is None else ClassWindow.holding(recent, window, 0, window)
+                for key, recent in state.get("_recent", {}).items()
+            }
         super().__setstate__(state)
 
     def _prepare(self, x: dict) -> Sample:
@@ -494,13 +548,22 @@ class AutoNRRLS(OneCallAtATime, base.MiniBatchClassifier):
             y_pred = predictions[m][position]
             self._last[key] = y_pred
             if y_pred is not None and y_pred != {}:
-                update_score(
-                    self._scores[key], self._recent[key], self._window, label, y_pred, extra
-                )
+                recent = self._recent[key]
+                if recent is None:
+                    self._scores[key].update(label, y_pred, **extra)
+                else:
+                    recent.add(self._scores[key], label, y_pred, extra)
         values = score_values([self._scores[key] for key in self._candidates])
-        best = leader(self._candidates, values, self._metric.bigger_is_better)
-        self._best = best
-        self._update_lazy(values, self._candidates.index(best))
+        if self._evidence is None or self._z is None:
+            position = self._candidates.index(
+                leader(self._candidates, values, self._metric.bigger_is_better)
+            )
+        else:
+            self._evidence.add(label, [self._last[key] for key in self._candidates], weight)
+            sign = 1.0 if self._metric.bigger_is_better else -1.0
+            position = self._evidence.leader(values, sign, self._z)
+        self._best = self._candidates[position]
+        self._update_lazy(values, position)
 
     def _learn_tree(self, x: dict, y: typing.Hashable, weight: float) -> None:
         """The tree learns as a pipeline's supervised step would (``w`` if it takes one)."""

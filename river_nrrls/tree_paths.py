@@ -12,7 +12,7 @@ from ._locking import OneCallAtATime
 from ._parameters import LiveParameters, parameter_names
 from ._validation import validate_one
 
-__all__ = ["TreePathFeatures"]
+__all__ = ["TreePathFeatures", "tree_template"]
 
 #: The prefix of a node's output name; the rest of the name is the node's branch choices.
 PATH_PREFIX = "path="
@@ -24,6 +24,16 @@ def _branch_token(choice: int) -> str:
     """One branch choice in a node's name: a digit, or ``(12)`` for a choice beyond 9 (only
     multiway splits have those), so that every name reads back as one sequence of choices."""
     return str(choice) if choice < 10 else f"({choice})"
+
+
+def ordered_classes(classes: typing.Iterable) -> list:
+    """The classes sorted as river's tree sorts them; labels of mixed types (a ``"1"`` among
+    bools, an int among strings), which do not compare, by their type's name and then their
+    ``repr`` instead: the same order for the same classes, whatever their arrival."""
+    try:
+        return sorted(classes)
+    except TypeError:
+        return sorted(classes, key=lambda label: (type(label).__qualname__, repr(label)))
 
 
 class _PathTree(HoeffdingTreeClassifier):
@@ -52,7 +62,7 @@ class _PathTree(HoeffdingTreeClassifier):
 
     def leaf_probabilities(self, x: dict, leaf: typing.Any) -> dict:
         """The class probabilities at ``leaf`` (reached by x), as `predict_proba_one` gives them."""
-        proba = {label: 0.0 for label in sorted(self.classes)}
+        proba = {label: 0.0 for label in ordered_classes(self.classes)}
         if leaf is not None:
             proba.update(leaf.prediction(x, tree=self))
         return proba
@@ -116,7 +126,9 @@ class TreePathFeatures(
     ones raise a ``TypeError``/``ValueError`` naming the feature, a missing label a
     ``ValueError``; the transformer is then unchanged.
 
-    The labels are class labels (any hashable); the tree treats every distinct value as a class.
+    The labels are class labels (any hashable, of mixed types too: the probabilities of classes
+    that do not compare are ordered by type name and ``repr``); the tree treats every distinct
+    value as a class.
 
     **Determinism.** No random draw enters the tree's growth or its paths: two transformers with
     the same parameters that learn the same stream give the same outputs. (River's Gaussian
@@ -253,6 +265,21 @@ class TreePathFeatures(
     def grown_tree(self) -> HoeffdingTreeClassifier:
         """The tree grown so far: read or draw it, do not train it."""
         return self._tree
+
+
+#: The tree `AutoNRRLS` grows by default (``tree=None``): river's Hoeffding tree, splitting
+#: sooner than river's defaults (``grace_period=200, delta=1e-7``), so that its paths hold the
+#: thresholds of a rule-based concept within the memory of a forgetting NR-RLS after a drift
+AUTO_GRACE_PERIOD, AUTO_DELTA = 50, 1e-5
+
+
+def tree_template(tree: typing.Any) -> HoeffdingTreeClassifier:
+    """The template of `AutoNRRLS`'s tree: ``tree`` (checked as `TreePathFeatures` checks it),
+    or None: river's tree with ``grace_period=AUTO_GRACE_PERIOD, delta=AUTO_DELTA``."""
+    if tree is None:
+        return HoeffdingTreeClassifier(grace_period=AUTO_GRACE_PERIOD, delta=AUTO_DELTA)
+    _template_parameters(tree)  # (refuses other trees)
+    return tree.clone()
 
 
 def _template_parameters(template: typing.Any) -> dict:

@@ -18,7 +18,7 @@ import pytest
 from river import compose, metrics
 
 from river_nrrls import NRRLS, AutoNRRLS, PolynomialExtender
-from river_nrrls.tree_paths import TreePathFeatures
+from river_nrrls.tree_paths import TreePathFeatures, tree_template
 
 ATOL = 1e-7  # probabilities: the same systems, their columns in another order
 
@@ -46,7 +46,7 @@ def _stream(n_samples=300, classes=(False, True), seed=0, emerging=True, drift=T
 
 def _pipeline(candidate):
     if candidate.features == "tree":
-        extender = TreePathFeatures()
+        extender = TreePathFeatures(tree=tree_template(None))
     else:
         extender = PolynomialExtender(
             1 if candidate.features == "raw" else int(candidate.features[4:])
@@ -353,7 +353,8 @@ def test_ties_go_to_the_simplest_candidate():
 
 def test_any_metric_and_debug_one():
     rows, labels = _stream(n_samples=100)
-    model = _small(metric=metrics.LogLoss())  # probabilities; smaller is better
+    # probabilities; smaller is better (evidence=None: the best score leads, whatever the evidence)
+    model = _small(metric=metrics.LogLoss(), evidence=None)
     for x, y in zip(rows, labels):
         model.learn_one(x, y)
     values = {row.candidate: row.score for row in model.table}
@@ -376,6 +377,8 @@ def test_any_metric_and_debug_one():
         {"lazy_margin": -0.1},
         {"tree_paths": "yes"},
         {"max_size": -1.0},
+        {"window_per_class": 1.5},
+        {"evidence": float("nan")},
     ],
 )
 def test_bad_parameters(params):

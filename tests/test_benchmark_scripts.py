@@ -27,6 +27,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("auto.py", "TreePathFeatures() | NRRLS()"),
         ("auto_plot.py", "leader"),
         ("which_model.py", "lr-wpos"),
+        ("auto_streams.py", "AutoNRRLS"),
     ],
 )
 def test_quick_mode_runs_and_prints_a_table(script, model):
