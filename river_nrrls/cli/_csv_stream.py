@@ -327,14 +327,15 @@ class _ColumnKinds:
         if number is not None:
             return _checked_number(number, cell, column, row.where)
         if (column, cell) not in self.categories:
-            self.category_chars += len(column) + len(cell)
-            if len(self.categories) >= MAX_CATEGORIES or self.category_chars > MAX_CATEGORY_CHARS:
+            chars = self.category_chars + len(column) + len(cell)
+            if len(self.categories) >= MAX_CATEGORIES or chars > MAX_CATEGORY_CHARS:
                 raise UsageError(
                     f"{row.where}, column {column!r}: over {MAX_CATEGORIES:,} distinct text "
                     "values in the text columns (or values too long together): an identifier "
                     "or free-text column? each distinct value is a one-hot feature; drop it"
                 )
             self.categories.add((column, cell))
+            self.category_chars = chars
         return cell
 
 
