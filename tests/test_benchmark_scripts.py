@@ -26,6 +26,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("auto_cost.py", "AutoNRRLS()"),
         ("auto.py", "TreePathFeatures() | NRRLS()"),
         ("auto_plot.py", "leader"),
+        ("auto_choice.py", "leader changes"),
         ("which_model.py", "lr-wpos"),
         ("auto_streams.py", "AutoNRRLS"),
     ],
