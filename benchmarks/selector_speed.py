@@ -20,7 +20,15 @@ the selector's cost that exactness fixes, against the whole order-6 pipeline.
 
 **Over a long stream.** A 50,000-sample run of the selector and the order-6 pipeline (the
 ``mean`` aggregate, models in turns every 1,000 samples): the cost of the first 10,000 samples
-after a 1,000-sample warm-up against the last 10,000 (no cost may grow with the samples seen).
+after a 1,000-sample warm-up against the last 10,000 (no cost may grow with the samples seen);
+the last column divides the selector's ratio by the pipeline's, taken in the same turns, which
+takes out a change in the machine's load between the two windows.
+
+**Mini-batches.** ``learn_many`` of 100-row pandas batches (the ``mean`` aggregate): the
+selector (every candidate scores a batch with its weights before it, then every order's NRRLS
+learns the batch in one update, as its pipeline's ``predict_many`` then ``learn_many``) against
+its ``learn_one`` loop over the same rows and the order-6 pipeline's ``predict_many`` +
+``learn_many``, per row.
 
 **Threads.** The ratio at 20 inputs (``mean``) again in a child process with the BLAS
 libraries' default threading (no thread variable set).
@@ -140,6 +148,56 @@ def long_run(n_samples: int, warmup: int, window: int, block: int) -> dict:
     }
 
 
+def batches(n_batches: int, size: int, seed: int = 3) -> list:
+    """``n_batches`` pandas batches of ``size`` Hyperplane rows (X, y)."""
+    import pandas as pd
+
+    stream = hyperplane(n_batches * size, seed=seed)
+    cut = []
+    for start in range(0, len(stream), size):
+        rows = stream[start : start + size]
+        index = range(start, start + size)
+        X = pd.DataFrame([x for x, _ in rows], index=index)
+        cut.append((X, pd.Series([y for _, y in rows], index=index)))
+    return cut
+
+
+def batch_costs(n_batches: int, size: int) -> dict:
+    """Microseconds per row of the selector's learn_many, of its learn_one loop over the same
+    rows, and of the order-6 pipeline's predict_many + learn_many (``mean``), in turns."""
+    extender = extender_of("mean")
+    contenders = {
+        "selector learn_many": PolynomialOrderSelector(orders=ORDERS, extender=extender),
+        "selector learn_one loop": PolynomialOrderSelector(orders=ORDERS, extender=extender),
+        "order-6 pipeline predict_many + learn_many": extender.clone({"degree": 6}) | NRRLS(),
+    }
+    steps = {
+        "selector learn_many": lambda model, X, y: model.learn_many(X, y),
+        "selector learn_one loop": _learn_one_loop,
+        "order-6 pipeline predict_many + learn_many": _pipeline_batch,
+    }
+    spent = dict.fromkeys(contenders, 0.0)
+    names = list(contenders)
+    for turn, (X, y) in enumerate(batches(n_batches, size)):
+        for name in names[turn % 3 :] + names[: turn % 3]:
+            start = time.process_time()
+            steps[name](contenders[name], X, y)
+            if turn:  # the first batch untimed
+                spent[name] += time.process_time() - start
+    rows = (n_batches - 1) * size
+    return {name: seconds / rows * 1e6 for name, seconds in spent.items()}
+
+
+def _learn_one_loop(model, X, y) -> None:
+    for x, label in zip(X.to_dict(orient="records"), y.tolist()):
+        model.learn_one(x, label)
+
+
+def _pipeline_batch(model, X, y) -> None:
+    model.predict_many(X)
+    model.learn_many(X, y)
+
+
 def threaded_ratio(args) -> dict:
     """The ``mean`` cost in a child process with the BLAS libraries' default threading."""
     environment = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
@@ -212,7 +270,9 @@ def main(argv: list[str] | None = None) -> None:
             f"{parts['first']:.0f}",
             f"{parts['last']:.0f}",
             f"**{parts['last'] / parts['first']:.2f}**",
+            f"{parts['last'] / parts['first'] / (pipeline['last'] / pipeline['first']):.2f}",
         ]
+        for pipeline in [long[PIPELINE]]
         for name, parts in long.items()
     ]
     long_headers = [
@@ -220,8 +280,14 @@ def main(argv: list[str] | None = None) -> None:
         f"first {window} after {warmup} us",
         f"last {window} us",
         "last / first",
+        "last / first, over the pipeline's",
     ]
     print(compact_table(long_headers, long_rows), flush=True)
+    n_batches = 4 if args.quick else 16
+    batch = batch_costs(n_batches, 100)
+    batch_rows = [[name, f"{us:.0f}"] for name, us in batch.items()]
+    batch_headers = [f"model ({n_batches - 1} timed batches of 100 rows, mean)", "us per row"]
+    print(compact_table(batch_headers, batch_rows), flush=True)
     threads = None if args.quick else threaded_ratio(args)
     seconds = time.process_time() - start
     lines = [
@@ -242,6 +308,10 @@ def main(argv: list[str] | None = None) -> None:
         f"## A {args.long}-sample run, one BLAS thread",
         "",
         compact_table(long_headers, long_rows),
+        "",
+        "## Mini-batches, one BLAS thread",
+        "",
+        compact_table(batch_headers, batch_rows),
         "",
     ]
     if threads is not None:

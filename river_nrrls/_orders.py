@@ -274,13 +274,11 @@ class NestedOrders:
         `learn_many` needs)."""
         frame = self.top.transform_many(X)
         names = list(frame.columns)
-        outputs = set(names)
-        inputs = [column for column in X.columns if column in outputs]  # observed (order 1)
-        layout = self.top.expand_with_layout(dict.fromkeys(inputs, 0.0))
+        observed = X.columns[X.notna().to_numpy().any(axis=0)] if len(X) else X.columns[:0]
+        layout = self.top.expand_with_layout(dict.fromkeys(observed, 0.0))
         if layout.names != names:
             return None
-        values = [frame[name].tolist() for name in names]
-        rows = [dict(zip(names, row)) for row in zip(*values)] if names else [{}] * len(frame)
+        rows = [dict(zip(names, row)) for row in frame.to_numpy(dtype=float).tolist()]
         return BatchExpansion(frame, list(layout.orders), rows)
 
     def learn_many(self, batch: BatchExpansion, y: pd.Series) -> None:

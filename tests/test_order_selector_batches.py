@@ -198,6 +198,12 @@ BATCH_RACES = {
         (40, 60, 7, 120, 73),
         {0: ("x2",), 3: ("x4", "x5")},
     ),
+    "int-names": (
+        [({int(k[1:]): v for k, v in x.items()}, y) for x, y in nonlinear_stream(200, 5, seed=5)],
+        dict(orders=(1, 2, 4)),
+        (30, 90, 80),
+        {0: (3,), 1: (4,)},
+    ),
     "forgetting-mean": (
         nonlinear_stream(250, 8, seed=4),
         dict(orders=(2, 3), extender=MEAN, classifier=NRRLS(forgetting=0.99, l2=1e-3)),
