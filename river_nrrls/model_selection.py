@@ -14,7 +14,7 @@ from river import base, compose, metrics
 from ._checks import check_label, check_real
 from ._frames import as_frame
 from ._locking import OneCallAtATime
-from ._orders import NestedOrders, NestedSolution, label_of, shares_statistics
+from ._orders import BatchExpansion, NestedOrders, NestedSolution, label_of, shares_statistics
 from ._race import (
     BlockClock,
     check_grid,
@@ -585,32 +585,34 @@ class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
         for x, name in zip(batch.rows, batch.names):
             self._row_call(expand, x, name)  # the values
         with self._lock:  # the whole batch: a snapshot holds all of it or none
+            if not batch.labels:
+                return
+            if self._shared and self._block == 1:
+                expanded = next(iter(self._nested.values())).expand_many(as_frame(X))
+                if expanded is not None:  # (refused, if at all, before anything changes)
+                    self._learn_batch(expanded, y, batch)
+                    return
             before = self._state_copy()
             try:
-                if not (self._shared and self._block == 1 and self._learn_batch(X, y, batch)):
-                    for x, label, name in zip(batch.rows, batch.labels, batch.names):
-                        self._row_call(self._learn_one, x, name, label, 1.0)
+                for x, label, name in zip(batch.rows, batch.labels, batch.names):
+                    self._row_call(self._learn_one, x, name, label, 1.0)
             except BaseException:
                 self._restore(before)
                 raise
 
-    def _learn_batch(self, X: typing.Any, y: typing.Any, batch) -> bool:
+    def _learn_batch(self, expanded: BatchExpansion, y: typing.Any, batch) -> None:
         """Shared statistics, ``block=1``: the batch as the orders' pipelines learn it with
-        ``predict_many`` then ``learn_many`` (False, nothing done: a batch whose expansion's
-        layout is not read off its columns, which the `learn_one` loop learns).
+        ``predict_many`` then ``learn_many``, from its expansion at the highest order.
 
         Every candidate scores every row with the weights it had before the batch (one solve
-        per order, not one per row), the race moving row by row; then every order's NRRLS
-        learns its columns of ONE ``transform_many`` of the highest order by its own
-        ``learn_many`` (one batch update of its statistics), as its pipeline's does.
+        per order, not one per row); then every order's NRRLS learns its columns of the
+        expansion by its own ``learn_many`` (one batch update of its statistics), as its
+        pipeline's does, from the most demanding range down (the highest order, the least
+        forgetting first: a batch is refused, if at all, by the first, before any model or
+        score changed); then the race moves row by row.
 
         """
-        if not batch.labels:
-            return True  # (nothing to score or learn)
         nested_models = self._nested
-        expanded = next(iter(nested_models.values())).expand_many(as_frame(X))
-        if expanded is None:
-            return False
         labels = pd.Series(batch.labels, index=expanded.frame.index, name=getattr(y, "name", None))
         use_labels = self._metric.requires_labels
         by_model = {
@@ -622,7 +624,6 @@ class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
             nested_models[forgetting].learn_many(expanded, labels)
         for i, label in enumerate(batch.labels):
             self._record(label, [by_model[f][i][q] for f, q in race.slots], 1.0)
-        return True
 
     def predict_many(self, X: pd.DataFrame) -> pd.Series:
         """`predict_one` of every row of ``X``, as a Series in ``X``'s backend."""

@@ -123,14 +123,18 @@ def test_a_refused_batch_changes_nothing(params):
 
 
 @pytest.mark.parametrize(
-    ("block", "words"),
-    [(2, "row 2"), (1, "'a\\*sum' is too large")],  # the loop; the orders' learn_many
+    ("params", "words"),
+    [
+        (dict(block=2), "row 2"),  # the learn_one loop
+        (dict(), "'a\\*sum' is too large"),  # the orders' learn_many: the highest refuses
+        (dict(forgetting_grid=(0.9, 1.0)), "'a\\*sum' is too large"),  # ... with no forgetting
+    ],
 )
-def test_a_row_refused_mid_batch_rolls_the_batch_back(block, words):
+def test_a_row_refused_mid_batch_rolls_the_batch_back(params, words):
     """A value within the range of a lone row but whose statistics would leave the range once
     the rows before it are learnt: refused (by the model after those rows were learnt, or by
     the batch's range check), and the batch is rolled back."""
-    selector = PolynomialOrderSelector(orders=(1, 2), classifier=NRRLS(), block=block)
+    selector = PolynomialOrderSelector(orders=(1, 2), classifier=NRRLS(), **params)
     selector.learn_one({"a": 1.0, "b": 2.0}, True)
     before = pickle.dumps(selector)
     big = 1e75  # squared 1e150 and, to order 2, 1e300: near the statistics' limit
