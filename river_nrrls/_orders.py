@@ -49,6 +49,7 @@ import operator
 import typing
 
 import numpy as np
+import pandas as pd
 from river import compose
 
 # the shared pieces
@@ -61,7 +62,14 @@ from ._threads import ONE_THREAD_MIN_DIM, one_blas_thread
 from .nrrls import NRRLS
 from .poly import Expansion, PolynomialExtender
 
-__all__ = ["NestedOrders", "NestedSolution", "label_of", "labels_of", "shares_statistics"]
+__all__ = [
+    "BatchExpansion",
+    "NestedOrders",
+    "NestedSolution",
+    "label_of",
+    "labels_of",
+    "shares_statistics",
+]
 
 _PLAIN = frozenset((float, int))  # value types whose equality means an equal expansion
 
@@ -98,6 +106,22 @@ class NestedSolution(typing.NamedTuple):
             block = weights[q * n_classes : (q + 1) * n_classes]
             block[:, positions[first:] - first] = rows[:, first:]
         return weights
+
+
+class BatchExpansion(typing.NamedTuple):
+    """A mini-batch expanded once at the highest order (`NestedOrders.expand_many`)."""
+
+    frame: pd.DataFrame  # the highest order's ``transform_many`` (pandas, on the batch's index)
+    orders: list  # the order of every column of ``frame``
+    rows: list  # every row of ``frame`` as a dict (what its pipelines' predictions read)
+
+    def columns(self, order: int) -> list:
+        """Order ``order``'s columns of ``frame``: its own ``transform_many``'s, in order."""
+        return [
+            name
+            for name, column_order in zip(self.frame.columns, self.orders)
+            if column_order <= order
+        ]
 
 
 class _Selection(typing.NamedTuple):
@@ -243,6 +267,41 @@ class NestedOrders:
         for q in keeping:
             stats = models[q].statistics
             self.solvers[q].observe(stats, slot, vector[positions[q]], weight)  # (a copy)
+
+    def expand_many(self, X: pd.DataFrame) -> BatchExpansion | None:
+        """The highest order's ``transform_many`` of a mini-batch with the order of every
+        column (None when its columns are not the layout of the batch's observed inputs, which
+        `learn_many` needs)."""
+        frame = self.top.transform_many(X)
+        names = list(frame.columns)
+        observed = X.columns[X.notna().to_numpy().any(axis=0)] if len(X) else X.columns[:0]
+        layout = self.top.expand_with_layout(dict.fromkeys(observed, 0.0))
+        if layout.names != names:
+            return None
+        rows = [dict(zip(names, row)) for row in frame.to_numpy(dtype=float).tolist()]
+        return BatchExpansion(frame, list(layout.orders), rows)
+
+    def learn_many(self, batch: BatchExpansion, y: pd.Series) -> None:
+        """Let every order's model learn its columns of an expanded mini-batch by its own
+        ``learn_many`` (one batch update of its statistics, the highest order first), as its
+        pipeline ``PolynomialExtender(degree=r) | NRRLS`` learns the batch; every order's
+        solver is let go, as ``learn_many`` lets its pipeline's go (the next solve direct)."""
+        top = self.model
+        known = top.statistics.dim
+        for order in reversed(self.orders):
+            self.models[order].learn_many(batch.frame[batch.columns(order)], y)
+        self.solution = None
+        self.solvers = {}
+        self._last = None
+        if top.statistics.dim > known:  # new columns (appended: every order's columns stay)
+            order_of = dict(zip(batch.frame.columns, batch.orders))
+            new = [order_of[feature] for feature in top.features[known - 1 :]]
+            self.column_orders = np.concatenate((self.column_orders, np.asarray(new, np.intp)))
+            self._positions = None
+
+    def batch_predictions(self, solution: NestedSolution, batch: BatchExpansion, labels: bool):
+        """`predictions` of every row of an expanded mini-batch from one ``solution``."""
+        return [self.predictions(solution, row, labels) for row in batch.rows]
 
     def nbytes_after(self, expansion: Expansion, y: typing.Hashable) -> int:
         """The bytes every order's statistics and solver would take once its part of an

@@ -12,8 +12,9 @@ import pandas as pd
 from river import base, compose, metrics
 
 from ._checks import check_label, check_real
+from ._frames import as_frame
 from ._locking import OneCallAtATime
-from ._orders import NestedOrders, NestedSolution, label_of, shares_statistics
+from ._orders import BatchExpansion, NestedOrders, NestedSolution, label_of, shares_statistics
 from ._race import (
     BlockClock,
     check_grid,
@@ -324,6 +325,16 @@ class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
         yield {"orders": (1, 2), "forgetting_grid": (1.0, 0.99), "window": 50}
         yield {"orders": (1, 2), "classifier": NRRLS(solver="woodbury"), "block": 2}
 
+    def _unit_test_skips(self):
+        # With shared statistics and block=1, learn_many scores a batch as its orders'
+        # pipelines do (predict_many, then learn_many: every row with the weights before the
+        # batch), not row by row as the learn_one loop does: river's check of the loop does not
+        # apply (the batch path is tested against those pipelines in
+        # tests/test_order_selector_batches.py).
+        if self._shared and self._block == 1:
+            return {"check_learn_many_matches_learn_one"}
+        return set()
+
     @property
     def _multiclass(self) -> bool:
         return bool(getattr(self._classifier, "_multiclass", False))
@@ -408,8 +419,12 @@ class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
             predictions = self._score_shared(x, y, weight)
         else:
             predictions = self._score_pipelines(x, y, weight)
-        if predictions is None:
-            return
+        if predictions is not None:
+            self._record(y, predictions, weight)
+
+    def _record(self, y: typing.Hashable, predictions: list, weight: float) -> None:
+        """Every candidate's prediction of a sample of class ``y`` into its score, and the new
+        leader."""
         extra = {} if weight == 1.0 else {"w": weight}
         for key, y_pred in zip(self._candidates, predictions):
             if y_pred is not None and y_pred != {}:
@@ -545,13 +560,22 @@ class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
     # ------------------------------------------------------------------------ mini-batches
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series) -> None:
-        """The `learn_one` loop over the rows of ``X`` and the labels of ``y``, paired by
-        position (the race and its scores included): a missing value of ``X`` (NaN, None,
-        ``pd.NA``) is a missing feature.
+        """Learn the rows of ``X`` and the labels of ``y``, paired by position, the race
+        included.
+
+        With an `NRRLS` classifier (shared statistics) and ``block=1``, the batch is what the
+        orders' pipelines do with it, ``predict_many`` then ``learn_many``: every candidate
+        scores every row with the weights it had before the batch (the race moving row by row,
+        one solve per order for the whole batch), then every order's NRRLS learns the batch in
+        one update of its statistics, from one ``transform_many`` of the highest order (so a
+        missing value is a 0 of its column, as in ``PolynomialExtender.transform_many``). Every
+        order's statistics are then its pipeline's after ``learn_many``, to the bit. Otherwise
+        (``block > 1``, or independent pipelines) it is the `learn_one` loop over the rows, a
+        missing value of ``X`` (NaN, None, ``pd.NA``) being a missing feature.
 
         A refused batch changes nothing: the pairing (a ``y`` of another length, or a pandas
         ``y`` whose index is not ``X``'s), every label and every row's values are checked
-        before any row is learnt (errors name the row); a row that a model refuses later (its
+        before anything is learnt (errors name the row); what a model refuses later (its
         statistics would leave their range, or ``max_size``) rolls the batch back to the
         selector as it was (its solvers, a cache, then start again).
 
@@ -561,6 +585,13 @@ class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
         for x, name in zip(batch.rows, batch.names):
             self._row_call(expand, x, name)  # the values
         with self._lock:  # the whole batch: a snapshot holds all of it or none
+            if not batch.labels:
+                return
+            if self._shared and self._block == 1:
+                expanded = next(iter(self._nested.values())).expand_many(as_frame(X))
+                if expanded is not None:  # (refused, if at all, before anything changes)
+                    self._learn_batch(expanded, y, batch)
+                    return
             before = self._state_copy()
             try:
                 for x, label, name in zip(batch.rows, batch.labels, batch.names):
@@ -568,6 +599,31 @@ class PolynomialOrderSelector(OneCallAtATime, base.MiniBatchClassifier):
             except BaseException:
                 self._restore(before)
                 raise
+
+    def _learn_batch(self, expanded: BatchExpansion, y: typing.Any, batch) -> None:
+        """Shared statistics, ``block=1``: the batch as the orders' pipelines learn it with
+        ``predict_many`` then ``learn_many``, from its expansion at the highest order.
+
+        Every candidate scores every row with the weights it had before the batch (one solve
+        per order, not one per row); then every order's NRRLS learns its columns of the
+        expansion by its own ``learn_many`` (one batch update of its statistics), as its
+        pipeline's does, from the most demanding range down (the highest order, the least
+        forgetting first: a batch is refused, if at all, by the first, before any model or
+        score changed); then the race moves row by row.
+
+        """
+        nested_models = self._nested
+        labels = pd.Series(batch.labels, index=expanded.frame.index, name=getattr(y, "name", None))
+        use_labels = self._metric.requires_labels
+        by_model = {
+            forgetting: nested.batch_predictions(nested.solve(), expanded, use_labels)
+            for forgetting, nested in nested_models.items()
+        }
+        race = self._race()
+        for forgetting in race.learning_order:
+            nested_models[forgetting].learn_many(expanded, labels)
+        for i, label in enumerate(batch.labels):
+            self._record(label, [by_model[f][i][q] for f, q in race.slots], 1.0)
 
     def predict_many(self, X: pd.DataFrame) -> pd.Series:
         """`predict_one` of every row of ``X``, as a Series in ``X``'s backend."""

@@ -22,6 +22,7 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("standardized.py", "standardized_penalty"),
         ("selector.py", "order-3 pipeline"),
         ("selector_exactness.py", "order 6"),
+        ("selector_speed.py", "orders' solves"),
         ("accuracy.py", "stale factor"),
         ("auto_cost.py", "AutoNRRLS()"),
         ("auto.py", "TreePathFeatures() | NRRLS()"),

@@ -1,5 +1,7 @@
-"""PolynomialOrderSelector's mini-batches: learn_many, predict_many and predict_proba_many are
-the ``*_one`` loops over the rows (the race included), and a refused batch changes nothing."""
+"""PolynomialOrderSelector's mini-batches: with shared statistics (block=1) learn_many is what
+the orders' pipelines do with a batch (predict_many, then learn_many); otherwise it is the
+``learn_one`` loop over the rows (the race included). predict_many and predict_proba_many are
+the ``*_one`` loops, and a refused batch changes nothing."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import leading_inputs, nonlinear_stream
+from kernel_paths import kernel_path  # noqa: F401  (a fixture)
 from river import base, metrics
 
 from river_nrrls import NRRLS, PolynomialExtender, PolynomialOrderSelector, datasets
@@ -43,7 +47,10 @@ def _rows(X: pd.DataFrame) -> list[dict]:
     ]
 
 
-@pytest.mark.parametrize("params", SELECTORS.values(), ids=SELECTORS.keys())
+LOOPED = ("block", "pipelines")  # the selectors whose learn_many is the learn_one loop
+
+
+@pytest.mark.parametrize("params", [SELECTORS[k] for k in LOOPED], ids=LOOPED)
 def test_learn_many_is_the_learn_one_loop(params):
     """The same race (scores, best candidate) and the same predictions as the loop, batch
     after batch; predict_many and predict_proba_many are the predict_*_one loops."""
@@ -115,16 +122,24 @@ def test_a_refused_batch_changes_nothing(params):
     selector.learn_many(X, y)  # still usable
 
 
-def test_a_row_refused_mid_batch_rolls_the_batch_back():
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        (dict(block=2), "row 2"),  # the learn_one loop
+        (dict(), "'a\\*sum' is too large"),  # the orders' learn_many: the highest refuses
+        (dict(forgetting_grid=(0.9, 1.0)), "'a\\*sum' is too large"),  # ... with no forgetting
+    ],
+)
+def test_a_row_refused_mid_batch_rolls_the_batch_back(params, words):
     """A value within the range of a lone row but whose statistics would leave the range once
-    the rows before it are learnt: refused by the model after those rows were learnt, and the
-    batch is rolled back."""
-    selector = PolynomialOrderSelector(orders=(1, 2), classifier=NRRLS())
+    the rows before it are learnt: refused (by the model after those rows were learnt, or by
+    the batch's range check), and the batch is rolled back."""
+    selector = PolynomialOrderSelector(orders=(1, 2), classifier=NRRLS(), **params)
     selector.learn_one({"a": 1.0, "b": 2.0}, True)
     before = pickle.dumps(selector)
     big = 1e75  # squared 1e150 and, to order 2, 1e300: near the statistics' limit
     X = pd.DataFrame({"a": [0.5, big, big], "b": [1.0, 1.0, 1.0]})
-    with pytest.raises(ValueError, match="row 2"):
+    with pytest.raises(ValueError, match=words):
         selector.learn_many(X, [False, True, True])
     assert pickle.dumps(selector) == before
 
@@ -153,3 +168,130 @@ def test_a_polars_batch_is_the_pandas_one():
     assert isinstance(probabilities, pl.DataFrame)
     assert probabilities.columns == [str(label) for label in expected.columns]
     assert probabilities.to_numpy().tolist() == expected.to_numpy().tolist()
+
+
+def _stream_batches(stream: list, sizes: tuple, drop: dict) -> list:
+    """``stream`` cut into frames of ``sizes`` rows (index labels 'r<i>'); ``drop`` maps a
+    batch's number to the columns missing from it (absent: NaN in every row, or a column
+    left out of the frame)."""
+    batches, start = [], 0
+    for number, size in enumerate(sizes):
+        rows = stream[start : start + size]
+        X = pd.DataFrame([x for x, _ in rows], index=[f"r{start + i}" for i in range(size)])
+        for column in drop.get(number, ()):
+            if number % 2:
+                X[column] = np.nan  # a column of missing values
+            else:
+                X = X.drop(columns=column)  # the column absent
+        batches.append((X, pd.Series([y for _, y in rows], index=X.index, name="y")))
+        start += size
+    return batches
+
+
+BATCH_RACES = {
+    # (stream, selector parameters, batch sizes, missing columns by batch)
+    "wide-real": (
+        leading_inputs("Ionosphere", 21, 240),
+        dict(orders=(1, 2, 3, 4, 5, 6)),
+        (30, 1, 50, 80, 79),
+        {0: ("a03", "a04"), 1: ("a05",), 3: ("a06",)},
+    ),
+    "random-grid": (
+        nonlinear_stream(300, 6, seed=3),
+        dict(orders=(1, 2, 3), forgetting_grid=(1.0, 0.97)),
+        (40, 60, 7, 120, 73),
+        {0: ("x2",), 3: ("x4", "x5")},
+    ),
+    "int-names": (
+        [({int(k[1:]): v for k, v in x.items()}, y) for x, y in nonlinear_stream(200, 5, seed=5)],
+        dict(orders=(1, 2, 4)),
+        (30, 90, 80),
+        {0: (3,), 1: (4,)},
+    ),
+    "forgetting-mean": (
+        nonlinear_stream(250, 8, seed=4),
+        dict(orders=(2, 3), extender=MEAN, classifier=NRRLS(forgetting=0.99, l2=1e-3)),
+        (50, 100, 100),
+        {1: ("x0",)},
+    ),
+}
+
+
+@pytest.mark.usefixtures("kernel_path")  # the compiled kernels, then the Python paths
+@pytest.mark.parametrize("case", BATCH_RACES.values(), ids=BATCH_RACES.keys())
+def test_learn_many_is_what_the_pipelines_do_with_the_batch(case):
+    """Shared statistics: every candidate scores every row of a batch as its independent
+    pipeline ``PolynomialExtender(degree=r) | NRRLS(...)`` predicts it before learning the
+    batch (``predict_many``), the race moving row by row, and every order's statistics are that
+    pipeline's after its ``learn_many``, to the bit (wide real inputs whose order 6 is badly
+    conditioned, a forgetting grid, forgetting; features emerging in later batches and missing
+    from some). The selector then predicts, row by row, as the best candidate's pipeline."""
+    stream, params, sizes, drop = case
+    selector = PolynomialOrderSelector(**params)
+    extender = params.get("extender", PolynomialExtender())
+    classifier = params.get("classifier", NRRLS())
+    grid = params.get("forgetting_grid")
+    keys = (
+        list(params["orders"])
+        if grid is None
+        else [(order, factor) for order in params["orders"] for factor in grid]
+    )
+    pipelines, scores = {}, {}
+    for key in keys:
+        order, factor = (key, None) if grid is None else key
+        model = classifier.clone() if factor is None else classifier.clone({"forgetting": factor})
+        pipelines[key] = extender.clone({"degree": order}) | model
+        scores[key] = metrics.GeometricMean()
+    for X, y in _stream_batches(stream, sizes, drop):
+        predicted = {key: pipeline.predict_many(X).tolist() for key, pipeline in pipelines.items()}
+        selector.learn_many(X, y)
+        for i, label in enumerate(y):
+            for key in keys:
+                if predicted[key][i] is not None:
+                    scores[key].update(label, predicted[key][i])
+        for pipeline in pipelines.values():
+            pipeline.learn_many(X, y)
+        assert {k: s.get() for k, s in selector.scores.items()} == {
+            k: s.get() for k, s in scores.items()
+        }
+        values = [scores[key].get() for key in keys]
+        assert selector._best == keys[values.index(max(values))]  # ties to the first
+        for key, pipeline in pipelines.items():
+            order, factor = (key, None) if grid is None else key
+            mine = selector._nested[factor].models[order]
+            theirs = pipeline["NRRLS"]
+            assert mine.features == theirs.features
+            assert np.array_equal(mine.statistics.data, theirs.statistics.data)
+    best = selector.best_model  # a copy of the best order's model: its pipeline
+    rest = [x for x, _ in stream[sum(sizes) :]] or [x for x, _ in stream[:40]]
+    assert [selector.predict_one(x) for x in rest] == [best.predict_one(x) for x in rest]
+    key = selector._best
+    assert [selector.predict_one(x) for x in rest] == [pipelines[key].predict_one(x) for x in rest]
+
+
+@pytest.mark.usefixtures("kernel_path")
+def test_a_batch_between_learn_one_calls_follows_the_pipelines():
+    """A batch between learn_one calls: every order's solver lets its stale factor go, as its
+    pipeline's does in learn_many, so before every later sample every order's outputs are its
+    pipeline's to the bit (wide real inputs: orders 4 to 6 on their stale factors)."""
+    stream = leading_inputs("SpectfHeart", 21, 150)
+    selector = PolynomialOrderSelector()
+    pipelines = {r: PolynomialExtender(degree=r) | NRRLS() for r in range(1, 7)}
+    (nested,) = selector._nested.values()
+    (X, y), *_ = _stream_batches(stream[60:100], (40,), {})
+    for i, (x, label) in enumerate(stream):
+        if 60 <= i < 100:
+            if i == 60:
+                selector.learn_many(X, y)
+                for pipeline in pipelines.values():
+                    pipeline.learn_many(X, y)
+            continue
+        outputs = nested.outputs(nested.solve(), nested.vector(nested.expand(x).values))
+        for q, (r, pipeline) in enumerate(pipelines.items()):
+            expanded = pipeline["PolynomialExtender"].transform_one(x)
+            expected = list(pipeline["NRRLS"].decision_one(expanded).values())
+            assert outputs[q].tolist() == expected or not expected, (i, r)
+        selector.learn_one(x, label)
+        for pipeline in pipelines.values():
+            pipeline.learn_one(x, label)
+    assert nested.sizes()[-1] >= 112  # order 6 on its stale factor
