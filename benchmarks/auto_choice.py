@@ -27,6 +27,7 @@ import typing  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from _common import compact_table, environment_header, write_results  # noqa: E402
+from auto_plot import leader_name  # noqa: E402
 from auto_streams import STREAMS  # noqa: E402
 from river import metrics  # noqa: E402
 
@@ -41,7 +42,7 @@ RULES = {"evidence=2 (default)": 2.0, "evidence=None (plain race)": None}
 
 
 class Trace(typing.NamedTuple):
-    leaders: list  # the leader's "map, λ=factor" after every sample
+    leaders: list  # the leader's name (`auto_plot.leader_name`) after every sample
     gmeans: list  # the prequential G-mean after every sample
 
 
@@ -53,8 +54,7 @@ def trace(samples: list, evidence: float | None) -> Trace:
         if y_pred is not None:
             metric.update(y, y_pred)
         model.learn_one(x, y)
-        best = model.best_candidate
-        leaders.append(f"{best.features}, λ={best.forgetting:g}")
+        leaders.append(leader_name(model.best_candidate))
         gmeans.append(metric.get())
     return Trace(leaders, gmeans)
 
